@@ -568,7 +568,13 @@ mod tests {
         let black = Square::new(0, 0).bit() | Square::new(1, 0).bit();
         let white = Square::new(2, 0).bit();
         let p = Position::from_parts(black, white, Color::Black, 4).unwrap();
-        assert_eq!(p.discs_wof(), Discs { black: 15, white: 1 });
+        assert_eq!(
+            p.discs_wof(),
+            Discs {
+                black: 15,
+                white: 1
+            }
+        );
         let p = Position::from_parts(Square::new(0, 0).bit(), white, Color::Black, 4).unwrap();
         assert_eq!(p.discs_wof(), Discs { black: 8, white: 8 });
     }

@@ -268,8 +268,14 @@ mod tests {
             parse_move("f6", 6),
             Ok(Move::Play(parse_square("f6").unwrap()))
         );
-        assert!(matches!(parse_move("g1", 6), Err(NotationError::OffBoard(_))));
-        assert!(matches!(parse_move("e5", 4), Err(NotationError::OffBoard(_))));
+        assert!(matches!(
+            parse_move("g1", 6),
+            Err(NotationError::OffBoard(_))
+        ));
+        assert!(matches!(
+            parse_move("e5", 4),
+            Err(NotationError::OffBoard(_))
+        ));
     }
 
     #[test]

@@ -1,0 +1,78 @@
+//! The harness's own failures, each with a clear message and an exit code.
+//!
+//! Owns: the list of user-facing error kinds and their exit statuses. A bot
+//! that misbehaves is never one of these: that is a game result.
+
+use std::path::PathBuf;
+
+/// Exit statuses, one per kind of failure a user can meet.
+pub mod exit {
+    /// Everything ran; games may have been won, lost or forfeited.
+    pub const OK: i32 = 0;
+    /// The harness failed for a reason not listed below (I/O, a bug).
+    pub const FAILURE: i32 = 1;
+    /// The command line was wrong (clap's own status).
+    pub const USAGE: i32 = 2;
+    /// tournament.toml (or another input file) is invalid.
+    pub const CONFIG: i32 = 3;
+    /// Another referee holds the board.
+    pub const BOARD_LOCKED: i32 = 4;
+    /// The results folder belongs to a different schedule.
+    pub const SCHEDULE_CHANGED: i32 = 5;
+    /// A player cannot be started (missing program or interpreter).
+    pub const PLAYER_UNAVAILABLE: i32 = 6;
+    /// check-bot found protocol violations.
+    pub const BOT_NONCOMPLIANT: i32 = 7;
+    /// This referee lost the board's lock while running.
+    pub const LOCK_LOST: i32 = 8;
+    /// Results could not be written (disk full, permissions).
+    pub const RESULTS_UNWRITABLE: i32 = 9;
+    /// Stopped by Ctrl-C before the work was done (resumable).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// Failures of the harness itself.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    #[error("{0}")]
+    Config(String),
+    #[error("{0}")]
+    BoardLocked(String),
+    #[error("{0}")]
+    ScheduleChanged(String),
+    #[error("{0}")]
+    PlayerUnavailable(String),
+    #[error("{0}")]
+    BotNoncompliant(String),
+    #[error("{0}")]
+    LockLost(String),
+    #[error("cannot write results to {path}: {source}")]
+    ResultsUnwritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+}
+
+impl HarnessError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            HarnessError::Config(_) => exit::CONFIG,
+            HarnessError::BoardLocked(_) => exit::BOARD_LOCKED,
+            HarnessError::ScheduleChanged(_) => exit::SCHEDULE_CHANGED,
+            HarnessError::PlayerUnavailable(_) => exit::PLAYER_UNAVAILABLE,
+            HarnessError::BotNoncompliant(_) => exit::BOT_NONCOMPLIANT,
+            HarnessError::LockLost(_) => exit::LOCK_LOST,
+            HarnessError::ResultsUnwritable { .. } => exit::RESULTS_UNWRITABLE,
+            HarnessError::Interrupted(_) => exit::INTERRUPTED,
+        }
+    }
+}
+
+/// The exit status for any error a command returned.
+pub fn exit_code_of(err: &anyhow::Error) -> i32 {
+    err.chain()
+        .find_map(|cause| cause.downcast_ref::<HarnessError>())
+        .map_or(exit::FAILURE, HarnessError::exit_code)
+}

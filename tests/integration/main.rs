@@ -1,0 +1,5 @@
+//! The one integration-test binary: the rules against published numbers and
+//! real games, and the `tournament` command run as a user runs it.
+
+mod fixture;
+mod rules;
