@@ -145,9 +145,8 @@ fn shift(bits: u64, by: i8) -> u64 {
 pub(super) fn moves_of(me: u64, opp: u64, geo: &Geometry) -> u64 {
     let empty = geo.on_board & !(me | opp);
     let mut moves = 0u64;
-    for d in 0..8 {
-        let by = SHIFTS[d];
-        let o = opp & geo.landing[d];
+    for (&by, &land) in SHIFTS.iter().zip(&geo.landing) {
+        let o = opp & land;
         // Runs of opponent discs adjacent to ours, up to 6 long.
         let mut run = shift(me, by) & o;
         run |= shift(run, by) & o;
@@ -155,7 +154,7 @@ pub(super) fn moves_of(me: u64, opp: u64, geo: &Geometry) -> u64 {
         let by2 = by * 2;
         run |= shift(run, by2) & o2;
         run |= shift(run, by2) & o2;
-        moves |= shift(run, by) & geo.landing[d];
+        moves |= shift(run, by) & land;
     }
     moves & empty
 }
@@ -167,9 +166,7 @@ pub(super) fn moves_of(me: u64, opp: u64, geo: &Geometry) -> u64 {
 pub(super) fn flips_of(me: u64, opp: u64, sq: u8, geo: &Geometry) -> u64 {
     let start = 1u64 << sq;
     let mut flipped = 0u64;
-    for d in 0..8 {
-        let by = SHIFTS[d];
-        let land = geo.landing[d];
+    for (&by, &land) in SHIFTS.iter().zip(&geo.landing) {
         let o = opp & land;
         let mut run = shift(start, by) & o;
         run |= shift(run, by) & o;
