@@ -6,3 +6,4 @@ pub mod commands;
 pub mod error;
 pub mod game;
 pub mod logging;
+pub mod mailbox;

@@ -1,0 +1,69 @@
+//! The bot's side of a mailbox: wait for a new message in `in.txt`, answer
+//! in `out.txt`. Used by the built-in bots and by check-bot's test doubles.
+//!
+//! Owns only the bot side of the wire; it never writes `in.txt`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::doorbell::{self, Backoff, Doorbell};
+use super::files::{read_limited, replace, ReadOutcome};
+use super::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
+use super::{IN_FILE, OUT_FILE};
+
+pub struct BotMailbox {
+    dir: PathBuf,
+    bell: Arc<Doorbell>,
+    last_seq: Option<u64>,
+}
+
+impl BotMailbox {
+    pub fn new(dir: &Path) -> BotMailbox {
+        let bell = Doorbell::new();
+        doorbell::watch(dir, &bell);
+        BotMailbox {
+            dir: dir.to_path_buf(),
+            bell,
+            last_seq: None,
+        }
+    }
+
+    /// The next message from the referee with a seq not yet answered, or
+    /// `None` at `deadline`.
+    pub fn next_message(&mut self, deadline: Option<Instant>) -> Option<Message> {
+        let mut backoff = Backoff::default();
+        loop {
+            let ticket = self.bell.ticket();
+            if let Ok(ReadOutcome::Bytes(b)) =
+                read_limited(&self.dir.join(IN_FILE), MAX_MESSAGE_BYTES)
+            {
+                if let Decoded::Complete(m) = Message::decode(&b) {
+                    if Some(m.seq) != self.last_seq && m.from == REFEREE {
+                        return Some(m);
+                    }
+                }
+            }
+            let far = Instant::now() + std::time::Duration::from_secs(3600);
+            let until = deadline.unwrap_or(far);
+            if Instant::now() >= until {
+                return None;
+            }
+            backoff.wait(&self.bell, ticket, until);
+        }
+    }
+
+    /// Answers `msg` with `text` (written atomically to `out.txt`).
+    pub fn answer(&mut self, msg: &Message, text: &str) -> std::io::Result<()> {
+        let reply = Message::new(&msg.to, REFEREE, msg.seq, text);
+        replace(&self.dir, OUT_FILE, reply.encode().as_bytes())?;
+        self.last_seq = Some(msg.seq);
+        Ok(())
+    }
+}
+
+impl Drop for BotMailbox {
+    fn drop(&mut self) {
+        doorbell::unwatch(&self.dir, &self.bell);
+    }
+}

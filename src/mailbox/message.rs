@@ -1,0 +1,174 @@
+//! The four-line message of mailbox protocol v1: from, to, seq, text.
+//!
+//! Owns: encoding and decoding bytes, the completeness rule and the size
+//! limit. Knows nothing about files, players or moves.
+
+use std::fmt;
+
+/// The most a reader takes from a move file. Anything longer is garbage.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// The referee's name on the wire.
+pub const REFEREE: &str = "referee";
+
+/// One message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub from: String,
+    pub to: String,
+    pub seq: u64,
+    pub text: String,
+}
+
+/// What a reader made of the bytes it found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// Fewer than four newline-terminated lines: the writer may not be done.
+    Incomplete,
+    Complete(Message),
+    /// Complete but not a message: why, in words.
+    Garbage(String),
+}
+
+impl Message {
+    pub fn new(from: &str, to: &str, seq: u64, text: &str) -> Message {
+        Message {
+            from: from.to_string(),
+            to: to.to_string(),
+            seq,
+            text: text.to_string(),
+        }
+    }
+
+    /// The bytes as written to a move file (LF line ends).
+    pub fn encode(&self) -> String {
+        format!("{}\n{}\n{}\n{}\n", self.from, self.to, self.seq, self.text)
+    }
+
+    /// Reads a message. LF and CRLF line ends are both accepted; trailing
+    /// blank lines after the fourth line are tolerated.
+    pub fn decode(bytes: &[u8]) -> Decoded {
+        if bytes.len() > MAX_MESSAGE_BYTES {
+            return Decoded::Garbage(format!(
+                "{} bytes, more than the {MAX_MESSAGE_BYTES}-byte limit",
+                bytes.len()
+            ));
+        }
+        // Split into complete lines; the remainder (no newline yet) is a
+        // line still being written.
+        let mut lines: Vec<&[u8]> = Vec::with_capacity(4);
+        let mut rest = bytes;
+        while lines.len() < 4 {
+            match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    let line = &rest[..i];
+                    lines.push(line.strip_suffix(b"\r").unwrap_or(line));
+                    rest = &rest[i + 1..];
+                }
+                None => break,
+            }
+        }
+        // A byte that is not printable ASCII is garbage even before the
+        // message is complete: no prefix of a valid message contains one.
+        if let Some(bad) = bytes
+            .iter()
+            .position(|&b| !(b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b)))
+        {
+            return Decoded::Garbage(format!(
+                "byte 0x{:02x} at offset {bad} is not printable ASCII",
+                bytes[bad]
+            ));
+        }
+        if lines.len() < 4 {
+            return Decoded::Incomplete;
+        }
+        if !rest.iter().all(|b| b.is_ascii_whitespace()) {
+            return Decoded::Garbage("more than four lines".to_string());
+        }
+        let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+        let seq_text = text(lines[2]);
+        let seq = match seq_text.parse::<u64>() {
+            Ok(n) if !seq_text.is_empty() && seq_text.bytes().all(|b| b.is_ascii_digit()) => n,
+            _ => return Decoded::Garbage(format!("line 3 (seq) is `{seq_text}`, not a number")),
+        };
+        Decoded::Complete(Message {
+            from: text(lines[0]),
+            to: text(lines[1]),
+            seq,
+            text: text(lines[3]),
+        })
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}→{} #{} {}", self.from, self.to, self.seq, self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete(from: &str, to: &str, seq: u64, text: &str) -> Decoded {
+        Decoded::Complete(Message::new(from, to, seq, text))
+    }
+
+    #[test]
+    fn decodes_by_the_completeness_rule() {
+        let table: &[(&[u8], Decoded)] = &[
+            (b"", Decoded::Incomplete),
+            (b"bot\nreferee\n3\nd3", Decoded::Incomplete),
+            (b"bot\nreferee\n3", Decoded::Incomplete),
+            (
+                b"bot\nreferee\n3\nd3\n",
+                complete("bot", "referee", 3, "d3"),
+            ),
+            (
+                b"bot\r\nreferee\r\n3\r\nD3\r\n",
+                complete("bot", "referee", 3, "D3"),
+            ),
+            (
+                b"bot\nreferee\n3\nd3\n\n",
+                complete("bot", "referee", 3, "d3"),
+            ),
+            (
+                b"bot\nreferee\n12\nTURN black ---- none 5\n",
+                complete("bot", "referee", 12, "TURN black ---- none 5"),
+            ),
+        ];
+        for (bytes, expected) in table {
+            assert_eq!(
+                &Message::decode(bytes),
+                expected,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    #[test]
+    fn garbage_is_named() {
+        let garbage: &[&[u8]] = &[
+            b"bot\nreferee\nthree\nd3\n",
+            b"bot\nreferee\n-1\nd3\n",
+            b"bot\nreferee\n3\nd3\nextra\n",
+            b"\x82\xa0\x82\xa2\n",
+            b"bot\nref\x00",
+        ];
+        for bytes in garbage {
+            assert!(
+                matches!(Message::decode(bytes), Decoded::Garbage(_)),
+                "{bytes:?}"
+            );
+        }
+        let big = vec![b'a'; MAX_MESSAGE_BYTES + 1];
+        assert!(matches!(Message::decode(&big), Decoded::Garbage(_)));
+    }
+
+    #[test]
+    fn encode_then_decode_is_identity() {
+        let m = Message::new(REFEREE, "greedy.1", 7, "NEW g1 black random 8 5000");
+        assert_eq!(Message::decode(m.encode().as_bytes()), Decoded::Complete(m));
+    }
+}
