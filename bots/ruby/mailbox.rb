@@ -29,7 +29,7 @@ module Mailbox
   end
 
   class Box
-    attr_reader :folder
+    attr_reader :folder, :answered
 
     def initialize(folder = nil)
       @folder = folder || ARGV[0] || ENV["TOURNAMENT_MAILBOX"] || "."
@@ -165,9 +165,11 @@ module Mailbox
         end
       rescue StandardError => e # never die in the middle of a game
         log("error on #{msg.text[0, 80].inspect}: #{e.class}: #{e.message}")
+        next if box.answered == msg.seq
         if w[0] == "TURN"
-          moves = legal_moves(w[2].to_s.chars, Math.sqrt(w[2].to_s.length).round, w[1] == "black" ? "X" : "O") rescue {}
-          box.answer(moves.empty? ? "pass" : square_name(moves.keys.first, Math.sqrt(w[2].length).round))
+          size = Math.sqrt(w[2].to_s.length).round
+          moves = (legal_moves(w[2].to_s.chars, size, w[1] == "black" ? "X" : "O") rescue {})
+          box.answer(moves.empty? ? "pass" : square_name(moves.keys.first, size))
         else
           box.answer("OK")
         end
