@@ -26,8 +26,96 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Play one game between two players, shown move by move.
+    Play(PlayArgs),
+    /// Inspect the message board: who owns it, which mailboxes wait.
+    #[command(subcommand)]
+    Board(BoardCommand),
+    /// Run a built-in bot on a mailbox (what the referee spawns for
+    /// `builtin = "..."` players).
+    Bot(BotArgs),
     /// Count the leaves of the game tree from the start position.
     Perft(PerftArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// The black player: a built-in (random, greedy, weighted), a player
+    /// name from tournament.toml, or a quoted command line ("ruby bot.rb").
+    #[arg(long)]
+    pub black: String,
+    /// The white player (same forms as --black).
+    #[arg(long)]
+    pub white: String,
+    /// Board size: 4, 6 or 8 (default: tournament.toml's, else 8).
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u8>,
+    /// Milliseconds per move (default: tournament.toml's, else 5000).
+    #[arg(long)]
+    pub move_ms: Option<u64>,
+    /// Milliseconds from NEW to READY (default: tournament.toml's, else 10000).
+    #[arg(long)]
+    pub startup_ms: Option<u64>,
+    /// Moves to play before the bots take over, as a transcript (f5d6c3).
+    #[arg(long, default_value = "")]
+    pub start: String,
+    /// The message board folder (default: tournament.toml's, else ./board).
+    #[arg(long)]
+    pub board: Option<PathBuf>,
+    /// The tournament file that names players and defaults
+    /// (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Print the game record as JSON on stdout instead of the move list.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed for the built-in bots.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Illegal answers retried (ILLEGAL + a new TURN) before a forfeit.
+    #[arg(long)]
+    pub max_retries: Option<u32>,
+    /// Ask a bot without a legal move for `pass` instead of passing for it.
+    #[arg(long)]
+    pub ask_pass: bool,
+    /// A board lock unchanged this long is stale (milliseconds).
+    #[arg(long)]
+    pub stale_lock_ms: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BoardCommand {
+    /// Who owns the board (and whether it looks alive), and every mailbox
+    /// with an unanswered message.
+    Status(BoardStatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BoardStatusArgs {
+    /// The message board folder (default: tournament.toml's, else ./board).
+    #[arg(long)]
+    pub board: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// How long to watch the owner's heartbeat, in milliseconds.
+    #[arg(long, default_value_t = 2500)]
+    pub watch_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct BotArgs {
+    /// random, greedy or weighted.
+    #[arg(value_parser = ["random", "greedy", "weighted"])]
+    pub name: String,
+    /// Seed for random choices (with the game id, it fixes every choice).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Stop after this many games (default: run until stopped).
+    #[arg(long)]
+    pub games: Option<u32>,
+    /// The mailbox folder (default: $TOURNAMENT_MAILBOX, else the current folder).
+    pub mailbox: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

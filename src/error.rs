@@ -27,6 +27,8 @@ pub mod exit {
     pub const LOCK_LOST: i32 = 8;
     /// Results could not be written (disk full, permissions).
     pub const RESULTS_UNWRITABLE: i32 = 9;
+    /// The board folder could not be written (drive gone, permissions).
+    pub const BOARD_UNWRITABLE: i32 = 10;
     /// Stopped by Ctrl-C before the work was done (resumable).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -51,6 +53,8 @@ pub enum HarnessError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write to the board: {0}")]
+    BoardUnwritable(String),
     #[error("interrupted: {0}")]
     Interrupted(String),
 }
@@ -65,6 +69,7 @@ impl HarnessError {
             HarnessError::BotNoncompliant(_) => exit::BOT_NONCOMPLIANT,
             HarnessError::LockLost(_) => exit::LOCK_LOST,
             HarnessError::ResultsUnwritable { .. } => exit::RESULTS_UNWRITABLE,
+            HarnessError::BoardUnwritable(_) => exit::BOARD_UNWRITABLE,
             HarnessError::Interrupted(_) => exit::INTERRUPTED,
         }
     }

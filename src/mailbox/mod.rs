@@ -76,12 +76,22 @@ pub fn mailbox_dir(board: &Path, name: &str, instance: Option<u32>) -> PathBuf {
     board.join(PLAYERS_DIR).join(instance_id(name, instance))
 }
 
+/// What `out.txt` held while the answer was not there yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// No file, or an empty one.
+    Nothing,
+    /// The start of a message that is not complete (no final newline).
+    Partial(String),
+    /// A complete answer to an earlier seq.
+    Stale(u64),
+}
+
 /// Why no usable answer came.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AnswerError {
-    /// The deadline passed. `seen` is what `out.txt` held then, if anything
-    /// (an incomplete message, or an old seq).
-    Timeout { seen: Option<String> },
+    /// The deadline passed; what `out.txt` held then.
+    Timeout { pending: Pending },
     /// `out.txt` is not a message (binary, malformed, not a file, too big).
     Garbage(String),
     /// The answer has the awaited seq but the wrong from/to.
@@ -97,10 +107,21 @@ pub enum AnswerError {
 impl fmt::Display for AnswerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AnswerError::Timeout { seen: None } => write!(f, "no answer in time"),
-            AnswerError::Timeout { seen: Some(s) } => {
-                write!(f, "no complete answer in time (out.txt held {s:?})")
-            }
+            AnswerError::Timeout {
+                pending: Pending::Nothing,
+            } => write!(f, "no answer in time"),
+            AnswerError::Timeout {
+                pending: Pending::Partial(s),
+            } => write!(
+                f,
+                "the answer never completed: out.txt held {s:?} (every line, the last one too, must end in a newline)"
+            ),
+            AnswerError::Timeout {
+                pending: Pending::Stale(seq),
+            } => write!(
+                f,
+                "no answer in time: out.txt still held an answer to seq {seq} (line 3 of the answer must repeat the seq of in.txt)"
+            ),
             AnswerError::Garbage(why) => write!(f, "garbage in out.txt: {why}"),
             AnswerError::WrongSender { from, to } => write!(
                 f,
@@ -241,13 +262,13 @@ impl Mailbox {
             .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))
     }
 
-    /// One look at `out.txt` for the answer to `seq`: `Ok(Some(text))`,
-    /// `Ok(None)` if not there yet (with what was seen), or why it is unusable.
-    pub fn poll_answer(&self, seq: u64) -> Result<Result<String, Option<String>>, AnswerError> {
+    /// One look at `out.txt` for the answer to `seq`: `Ok(Ok(text))`,
+    /// `Ok(Err(pending))` if not there yet, or why it is unusable.
+    pub fn poll_answer(&self, seq: u64) -> Result<Result<String, Pending>, AnswerError> {
         self.check_dir()?;
         let path = self.dir.join(OUT_FILE);
         let bytes = match read_limited(&path, MAX_MESSAGE_BYTES) {
-            Ok(ReadOutcome::Missing) => return Ok(Err(None)),
+            Ok(ReadOutcome::Missing) => return Ok(Err(Pending::Nothing)),
             Ok(ReadOutcome::Bytes(b)) => b,
             Ok(ReadOutcome::Symlink) => {
                 return Err(AnswerError::Symlink(format!("{}", path.display())))
@@ -263,8 +284,10 @@ impl Mailbox {
             Err(e) => return Err(AnswerError::Io(format!("{}: {e}", path.display()))),
         };
         match Message::decode(&bytes) {
-            Decoded::Incomplete if bytes.is_empty() => Ok(Err(None)),
-            Decoded::Incomplete => Ok(Err(Some(String::from_utf8_lossy(&bytes).into_owned()))),
+            Decoded::Incomplete if bytes.is_empty() => Ok(Err(Pending::Nothing)),
+            Decoded::Incomplete => Ok(Err(Pending::Partial(
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ))),
             Decoded::Garbage(why) => Err(AnswerError::Garbage(why)),
             Decoded::Complete(m) if m.seq == seq => {
                 if m.from != self.id || m.to != REFEREE {
@@ -279,10 +302,7 @@ impl Mailbox {
                 "answer has seq {} but the referee's message was seq {seq}",
                 m.seq
             ))),
-            Decoded::Complete(m) => Ok(Err(Some(format!(
-                "an answer to seq {} (waiting for seq {seq})",
-                m.seq
-            )))),
+            Decoded::Complete(m) => Ok(Err(Pending::Stale(m.seq))),
         }
     }
 
@@ -298,15 +318,15 @@ impl Mailbox {
         let mut backoff = Backoff::default();
         loop {
             let ticket = self.bell.ticket();
-            let seen = match self.poll_answer(seq)? {
+            let pending = match self.poll_answer(seq)? {
                 Ok(text) => return Ok(text),
-                Err(seen) => seen,
+                Err(pending) => pending,
             };
             if let Some(why) = abort() {
                 return Err(AnswerError::Aborted(why));
             }
             if Instant::now() >= deadline {
-                return Err(AnswerError::Timeout { seen });
+                return Err(AnswerError::Timeout { pending });
             }
             backoff.wait(&self.bell, ticket, deadline);
         }
@@ -350,13 +370,10 @@ mod tests {
         let mb = Mailbox::open(&dir, "bot.1").unwrap();
         mb.send(1, "NEW g1 black x 8 100").unwrap();
         assert_eq!(mb.last_sent_seq(), Some(1));
-        assert_eq!(mb.poll_answer(1).unwrap(), Err(None));
+        assert_eq!(mb.poll_answer(1).unwrap(), Err(Pending::Nothing));
         fs::write(dir.join(OUT_FILE), "bot.1\nreferee\n1\nREADY\n").unwrap();
         assert_eq!(mb.poll_answer(1).unwrap(), Ok("READY".to_string()));
-        assert!(matches!(
-            mb.poll_answer(2).unwrap(),
-            Err(Some(s)) if s.contains("seq 1")
-        ));
+        assert_eq!(mb.poll_answer(2).unwrap(), Err(Pending::Stale(1)));
         fs::write(dir.join(OUT_FILE), "other\nreferee\n2\nd3\n").unwrap();
         assert!(matches!(
             mb.poll_answer(2),

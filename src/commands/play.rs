@@ -1,0 +1,95 @@
+//! `tournament play`: one game between two players, shown live.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::cli::PlayArgs;
+use crate::error::{exit, HarnessError};
+use crate::event::{EventSink, Fanout};
+use crate::game::{replay_transcript, Position};
+use crate::mailbox::{BoardLock, LockOptions, DEFAULT_STALE};
+use crate::player::{become_subreaper, process, Instance};
+use crate::referee::{play_game, GameSpec, Rules, TimeControl};
+use crate::report::{ConsoleReporter, LogReporter};
+
+use super::players::{optional_config, resolve};
+
+pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
+    let config = optional_config(args.config.as_deref())?;
+    let cfg = config.as_ref();
+    let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
+    replay_transcript(Position::start(size), &args.start)
+        .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
+    let black = Arc::new(resolve(&args.black, cfg, args.seed)?);
+    let white = Arc::new(resolve(&args.white, cfg, args.seed)?);
+    let defaults = cfg.map(|c| c.time).unwrap_or_default();
+    let time = TimeControl {
+        move_ms: args.move_ms.unwrap_or(defaults.move_ms),
+        startup_ms: args.startup_ms.unwrap_or(defaults.startup_ms),
+        ..defaults
+    };
+    let rules = Rules {
+        max_retries: args
+            .max_retries
+            .unwrap_or(cfg.map_or(0, |c| c.rules.max_retries)),
+        ask_pass: args.ask_pass || cfg.is_some_and(|c| c.rules.ask_pass),
+    };
+    let board = args
+        .board
+        .clone()
+        .or(cfg.map(|c| c.board.clone()))
+        .unwrap_or_else(|| "board".into());
+    let results = cfg
+        .map(|c| c.results.clone())
+        .unwrap_or_else(|| "results".into());
+    let stale = args
+        .stale_lock_ms
+        .map(Duration::from_millis)
+        .or(cfg.map(|c| Duration::from_millis(c.stale_lock_ms)))
+        .unwrap_or(DEFAULT_STALE);
+
+    become_subreaper();
+    process::stop_all_on_interrupt();
+    let lock = BoardLock::acquire(
+        &board,
+        &LockOptions {
+            stale,
+            flock: true,
+            command: "tournament play".into(),
+        },
+    )
+    .map_err(|e| match e {
+        e @ crate::mailbox::LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
+        e => HarnessError::BoardUnwritable(e.to_string()),
+    })?;
+    crate::logging::set_game_log_dir(Some(results.join("logs")));
+
+    let id = format!(
+        "play-{}-{}",
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        std::process::id()
+    );
+    let same = black.name == white.name;
+    let mut b = Instance::new(black, lock.board(), 1)?;
+    let mut w = Instance::new(white, lock.board(), if same { 2 } else { 1 })?;
+    let spec = GameSpec {
+        id,
+        round: 1,
+        size,
+        opening: args.start.clone(),
+        time,
+        rules,
+    };
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(LogReporter)];
+    if !args.json {
+        sinks.push(Box::new(ConsoleReporter::new(std::io::stdout())));
+    }
+    let record = play_game(&spec, &mut b, &mut w, Some(&lock), &Fanout(sinks))?;
+    drop((b, w));
+    if args.json {
+        println!("{}", serde_json::to_string(&record)?);
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,646 @@
+//! `tournament.toml`: the tournament's definition, read with serde (kebab-
+//! case keys, unknown keys rejected) and checked, with every error naming
+//! the file, line, column and key and saying what was expected.
+//!
+//! Owns parsing and validation; paths in the file resolve against the
+//! file's folder. Starts nothing and writes nothing.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::mailbox::{validate_name, DEFAULT_STALE};
+use crate::player::{Launch, PlayerSpec, Restart, BUILTINS};
+use crate::referee::{Rules, TimeControl};
+
+/// The pairing format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Every player against every other.
+    #[default]
+    RoundRobin,
+    /// One player (the first, or `gauntlet-player`) against all others.
+    Gauntlet,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    tournament: RawTournament,
+    #[serde(default)]
+    time: RawTime,
+    #[serde(default)]
+    rules: RawRules,
+    #[serde(default)]
+    openings: RawOpenings,
+    #[serde(default)]
+    player: Vec<RawPlayer>,
+}
+
+fn default_board() -> String {
+    "board".into()
+}
+fn default_results() -> String {
+    "results".into()
+}
+fn one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+fn eight() -> Spanned<u8> {
+    Spanned::new(0..0, 8)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawTournament {
+    name: String,
+    #[serde(default = "default_board")]
+    board: String,
+    #[serde(default = "default_results")]
+    results: String,
+    #[serde(default)]
+    format: Format,
+    #[serde(default)]
+    gauntlet_player: Option<Spanned<String>>,
+    #[serde(default = "one")]
+    games_per_pairing: Spanned<u32>,
+    #[serde(default = "one")]
+    concurrency: Spanned<u32>,
+    #[serde(default = "eight")]
+    size: Spanned<u8>,
+    #[serde(default)]
+    stale_lock_ms: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawTime {
+    move_ms: Option<Spanned<u64>>,
+    startup_ms: Option<Spanned<u64>>,
+    bank_ms: Option<u64>,
+    wait_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawRules {
+    #[serde(default)]
+    max_retries: u32,
+    #[serde(default)]
+    ask_pass: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawOpenings {
+    random_plies: Option<Spanned<u32>>,
+    #[serde(default)]
+    seed: u64,
+    file: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawPlayer {
+    name: Spanned<String>,
+    command: Option<Spanned<Vec<String>>>,
+    builtin: Option<Spanned<String>>,
+    wait: Option<bool>,
+    #[serde(default)]
+    restart: Restart,
+    seed: Option<u64>,
+}
+
+/// Where the openings come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpeningSource {
+    /// N random legal plies from the start, from a seed; each played twice.
+    Random { plies: u32, seed: u64 },
+    /// Transcripts, one per line, each played twice.
+    File { path: PathBuf, lines: Vec<String> },
+}
+
+/// A checked tournament definition.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The file's folder: relative paths resolve against it.
+    pub dir: PathBuf,
+    pub name: String,
+    pub board: PathBuf,
+    pub results: PathBuf,
+    pub format: Format,
+    /// For a gauntlet: the player who meets all others.
+    pub gauntlet_player: Option<String>,
+    pub games_per_pairing: u32,
+    pub concurrency: u32,
+    pub size: u8,
+    pub stale_lock_ms: u64,
+    pub time: TimeControl,
+    pub rules: Rules,
+    pub openings: OpeningSource,
+    pub players: Vec<PlayerSpec>,
+}
+
+/// A config error: where and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub key: String,
+    pub message: String,
+    /// The offending line of the file, for display.
+    pub source_line: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": `{}`", self.key)?;
+        }
+        write!(f, ": {}", self.message)?;
+        if self.line > 0 && !self.source_line.is_empty() {
+            write!(
+                f,
+                "\n{:>5} | {}\n      | {}^",
+                self.line,
+                self.source_line,
+                " ".repeat(self.column.saturating_sub(1))
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Line and column (from 1) of byte `offset` in `src`.
+fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(src.len());
+    let before = &src[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(offset, |i| offset - i - 1) + 1;
+    (line, col)
+}
+
+/// The dotted key whose value (or name) is at byte `offset`: the last
+/// `[table]` / `[[array]]` header before it plus the key on its line.
+fn key_at(src: &str, offset: usize) -> String {
+    let mut table = String::new();
+    let mut counts: std::collections::HashMap<String, usize> = Default::default();
+    let mut pos = 0;
+    let mut key = String::new();
+    for line in src.split_inclusive('\n') {
+        let end = pos + line.len();
+        let t = line.trim();
+        if let Some(inner) = t.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
+            let name = inner.trim().to_string();
+            let n = counts.entry(name.clone()).or_insert(0);
+            *n += 1;
+            table = format!("{name}[{}]", *n);
+            key.clear();
+        } else if let Some(inner) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            table = inner.trim().to_string();
+            key.clear();
+        } else if let Some((k, _)) = t.split_once('=') {
+            if !t.starts_with('#') {
+                key = k.trim().trim_matches('"').to_string();
+            }
+        }
+        if offset < end {
+            break;
+        }
+        pos = end;
+    }
+    match (table.is_empty(), key.is_empty()) {
+        (true, _) => key,
+        (false, true) => table,
+        (false, false) => format!("{table}.{key}"),
+    }
+}
+
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn error_at(
+        &self,
+        span: std::ops::Range<usize>,
+        key: Option<&str>,
+        message: String,
+    ) -> ConfigError {
+        let (line, column) = if span.end == 0 {
+            (0, 0)
+        } else {
+            line_col(self.text, span.start)
+        };
+        let key = key.map_or_else(|| key_at(self.text, span.start), str::to_string);
+        ConfigError {
+            file: self.path.to_path_buf(),
+            line,
+            column,
+            key,
+            message,
+            source_line: self
+                .text
+                .lines()
+                .nth(line.saturating_sub(1))
+                .unwrap_or("")
+                .to_string(),
+        }
+    }
+
+    /// An error about a key that was not written at all.
+    fn missing(&self, key: &str, message: String) -> ConfigError {
+        ConfigError {
+            file: self.path.to_path_buf(),
+            line: 0,
+            column: 0,
+            key: key.to_string(),
+            message,
+            source_line: String::new(),
+        }
+    }
+}
+
+/// Reads and checks `path`.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: path.to_path_buf(),
+        line: 0,
+        column: 0,
+        key: String::new(),
+        message: format!("cannot read it: {e}"),
+        source_line: String::new(),
+    })?;
+    parse(path, &text)
+}
+
+/// Checks `text` as the content of `path` (which locates relative paths).
+pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    let src = Source { path, text };
+    let raw: RawConfig = toml::from_str(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let key = key_at(text, span.start);
+        let mut message = e.message().to_string();
+        if key.ends_with("command") && message.contains("expected a sequence") {
+            message.push_str(" (write the program and its arguments as a list, e.g. [\"ruby\", \"bots/ruby/greedy.rb\"])");
+        }
+        if span.end == 0 {
+            src.missing("", message)
+        } else {
+            src.error_at(span, Some(&key), message)
+        }
+    })?;
+    let dir = path
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let t = &raw.tournament;
+
+    let size = *t.size.get_ref();
+    if !crate::game::SIZES.contains(&size) {
+        return Err(src.error_at(
+            t.size.span(),
+            Some("tournament.size"),
+            format!("board size {size} is not allowed; expected 4, 6 or 8"),
+        ));
+    }
+    for (key, v) in [
+        ("tournament.concurrency", &t.concurrency),
+        ("tournament.games-per-pairing", &t.games_per_pairing),
+    ] {
+        if *v.get_ref() == 0 {
+            return Err(src.error_at(
+                v.span(),
+                Some(key),
+                "expected a number of at least 1".into(),
+            ));
+        }
+    }
+    let defaults = TimeControl::default();
+    let positive =
+        |v: &Option<Spanned<u64>>, key: &str, default: u64| -> Result<u64, ConfigError> {
+            match v {
+                None => Ok(default),
+                Some(s) if *s.get_ref() == 0 => Err(src.error_at(
+                    s.span(),
+                    Some(key),
+                    "expected a time in milliseconds of at least 1".into(),
+                )),
+                Some(s) => Ok(*s.get_ref()),
+            }
+        };
+    let time = TimeControl {
+        move_ms: positive(&raw.time.move_ms, "time.move-ms", defaults.move_ms)?,
+        startup_ms: positive(&raw.time.startup_ms, "time.startup-ms", defaults.startup_ms)?,
+        bank_ms: raw.time.bank_ms,
+        wait_ms: raw.time.wait_ms,
+    };
+    let stale_lock_ms = positive(
+        &t.stale_lock_ms,
+        "tournament.stale-lock-ms",
+        DEFAULT_STALE.as_millis() as u64,
+    )?;
+
+    let mut players: Vec<PlayerSpec> = Vec::new();
+    let mut first_line: std::collections::HashMap<String, usize> = Default::default();
+    for (i, p) in raw.player.iter().enumerate() {
+        let key = |k: &str| format!("player[{}].{k}", i + 1);
+        let name = p.name.get_ref().clone();
+        validate_name(&name).map_err(|m| src.error_at(p.name.span(), Some(&key("name")), m))?;
+        let line = line_col(text, p.name.span().start).0;
+        if let Some(first) = first_line.get(&name) {
+            return Err(src.error_at(
+                p.name.span(),
+                Some(&key("name")),
+                format!("duplicate player name `{name}` (first defined at line {first}); names must be unique"),
+            ));
+        }
+        first_line.insert(name.clone(), line);
+        let launch = match (&p.command, &p.builtin, p.wait) {
+            (Some(c), None, None | Some(false)) => {
+                if c.get_ref().is_empty() {
+                    return Err(src.error_at(
+                        c.span(),
+                        Some(&key("command")),
+                        "the command is empty; expected a program and its arguments, e.g. [\"ruby\", \"bots/ruby/greedy.rb\"]".into(),
+                    ));
+                }
+                Launch::Command(c.get_ref().clone())
+            }
+            (None, Some(b), None | Some(false)) => {
+                if !BUILTINS.contains(&b.get_ref().as_str()) {
+                    return Err(src.error_at(
+                        b.span(),
+                        Some(&key("builtin")),
+                        format!(
+                            "unknown built-in bot `{}`; expected one of {}",
+                            b.get_ref(),
+                            BUILTINS.join(", ")
+                        ),
+                    ));
+                }
+                Launch::Builtin(b.get_ref().clone())
+            }
+            (None, None, Some(true)) => Launch::Waiting,
+            _ => {
+                return Err(src.error_at(
+                    p.name.span(),
+                    Some(&format!("player[{}]", i + 1)),
+                    format!("player `{name}` needs exactly one of `command = [...]`, `builtin = \"...\"` or `wait = true`"),
+                ))
+            }
+        };
+        players.push(PlayerSpec {
+            name,
+            launch,
+            restart: p.restart,
+            base_dir: dir.clone(),
+            seed: p.seed.unwrap_or(raw.openings.seed),
+        });
+    }
+    if players.len() < 2 {
+        return Err(src.missing(
+            "player",
+            format!(
+                "a tournament needs at least two players; found {} (add [[player]] tables)",
+                players.len()
+            ),
+        ));
+    }
+    let gauntlet_player = match (&t.format, &t.gauntlet_player) {
+        (_, Some(g)) => {
+            if !players.iter().any(|p| &p.name == g.get_ref()) {
+                return Err(src.error_at(
+                    g.span(),
+                    Some("tournament.gauntlet-player"),
+                    format!(
+                        "unknown player `{}`; expected one of the [[player]] names: {}",
+                        g.get_ref(),
+                        players
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+            if t.format != Format::Gauntlet {
+                return Err(src.error_at(
+                    g.span(),
+                    Some("tournament.gauntlet-player"),
+                    "only used with format = \"gauntlet\"".into(),
+                ));
+            }
+            Some(g.get_ref().clone())
+        }
+        (Format::Gauntlet, None) => Some(players[0].name.clone()),
+        _ => None,
+    };
+
+    let openings = match (&raw.openings.random_plies, &raw.openings.file) {
+        (Some(p), Some(f)) => {
+            let _ = p;
+            return Err(src.error_at(
+                f.span(),
+                Some("openings.file"),
+                "give either `random-plies` or `file`, not both".into(),
+            ));
+        }
+        (_, Some(f)) => {
+            let file = dir.join(f.get_ref());
+            let content = std::fs::read_to_string(&file).map_err(|e| {
+                src.error_at(
+                    f.span(),
+                    Some("openings.file"),
+                    format!("cannot read {}: {e}", file.display()),
+                )
+            })?;
+            let mut lines = Vec::new();
+            for (n, line) in content.lines().enumerate() {
+                let l = line.trim();
+                if l.is_empty() || l.starts_with('#') {
+                    continue;
+                }
+                crate::game::replay_transcript(crate::game::Position::start(size), l).map_err(
+                    |e| ConfigError {
+                        file: file.clone(),
+                        line: n + 1,
+                        column: 1,
+                        key: "opening".into(),
+                        message: format!("{e}"),
+                        source_line: line.to_string(),
+                    },
+                )?;
+                lines.push(l.to_string());
+            }
+            if lines.is_empty() {
+                return Err(src.error_at(
+                    f.span(),
+                    Some("openings.file"),
+                    format!("{} holds no transcript", file.display()),
+                ));
+            }
+            OpeningSource::File { path: file, lines }
+        }
+        (Some(p), None) => {
+            let plies = *p.get_ref();
+            let max = u32::from(size) * u32::from(size) - 4;
+            if plies >= max {
+                return Err(src.error_at(
+                    p.span(),
+                    Some("openings.random-plies"),
+                    format!("{plies} plies fill the board; expected fewer than {max}"),
+                ));
+            }
+            OpeningSource::Random {
+                plies,
+                seed: raw.openings.seed,
+            }
+        }
+        (None, None) => OpeningSource::Random {
+            plies: 0,
+            seed: raw.openings.seed,
+        },
+    };
+
+    Ok(Config {
+        path: path.to_path_buf(),
+        board: dir.join(&t.board),
+        results: dir.join(&t.results),
+        dir,
+        name: t.name.clone(),
+        format: t.format,
+        gauntlet_player,
+        games_per_pairing: *t.games_per_pairing.get_ref(),
+        concurrency: *t.concurrency.get_ref(),
+        size,
+        stale_lock_ms,
+        time,
+        rules: Rules {
+            max_retries: raw.rules.max_retries,
+            ask_pass: raw.rules.ask_pass,
+        },
+        openings,
+        players,
+    })
+}
+
+impl Config {
+    pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
+        self.players.iter().find(|p| p.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "[tournament]\nname = \"t\"\n\n[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n[[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n";
+
+    fn err(text: &str) -> ConfigError {
+        parse(Path::new("t.toml"), text).unwrap_err()
+    }
+
+    #[test]
+    fn a_minimal_file_gets_the_defaults() {
+        let c = parse(Path::new("t.toml"), BASE).unwrap();
+        assert_eq!(c.size, 8);
+        assert_eq!(c.concurrency, 1);
+        assert_eq!(c.format, Format::RoundRobin);
+        assert_eq!(c.players.len(), 2);
+        assert_eq!(c.time, TimeControl::default());
+    }
+
+    #[test]
+    fn errors_name_line_column_and_key() {
+        let table: &[(&str, usize, usize, &str, &str)] = &[
+            (
+                "[tournament]\nname = \"t\"\nconcurency = 2\n",
+                3,
+                1,
+                "tournament.concurency",
+                "unknown field `concurency`",
+            ),
+            (
+                "[tournament]\nname = \"t\"\nconcurrency = \"two\"\n",
+                3,
+                15,
+                "tournament.concurrency",
+                "expected u32",
+            ),
+            (
+                "[tournament]\nname = \"t\"\nsize = 7\n",
+                3,
+                8,
+                "tournament.size",
+                "expected 4, 6 or 8",
+            ),
+            (
+                "[tournament]\nname = \"t\"\nformat = \"swiss\"\n",
+                3,
+                10,
+                "tournament.format",
+                "expected `round-robin` or `gauntlet`",
+            ),
+        ];
+        for (text, line, col, key, msg) in table {
+            let e = err(text);
+            assert_eq!((e.line, e.column), (*line, *col), "{e}");
+            assert_eq!(e.key, *key, "{e}");
+            assert!(e.message.contains(msg), "{e}");
+            assert!(e.to_string().starts_with("t.toml:"), "{e}");
+        }
+    }
+
+    #[test]
+    fn players_are_checked() {
+        let dup = format!("{BASE}\n[[player]]\nname = \"a\"\nbuiltin = \"weighted\"\n");
+        let e = err(&dup);
+        assert_eq!(e.key, "player[3].name");
+        assert!(
+            e.message
+                .contains("duplicate player name `a` (first defined at line 5)"),
+            "{e}"
+        );
+        let e = err(&BASE.replace("builtin = \"random\"", "builtin = \"randm\""));
+        assert!(e.message.contains("unknown built-in bot `randm`"), "{e}");
+        let e = err(&BASE.replace("name = \"a\"", "name = \"../evil\""));
+        assert!(e.message.contains("only letters, digits"), "{e}");
+        let e = err(&BASE.replace("builtin = \"random\"", "builtin = \"random\"\nwait = true"));
+        assert!(e.message.contains("exactly one of"), "{e}");
+        let e = err(&BASE.replace("builtin = \"random\"", "command = \"ruby x.rb\""));
+        assert!(e.message.contains("as a list"), "{e}");
+    }
+
+    #[test]
+    fn gauntlet_player_must_exist() {
+        let text = BASE.replace(
+            "name = \"t\"",
+            "name = \"t\"\nformat = \"gauntlet\"\ngauntlet-player = \"zed\"",
+        );
+        let e = err(&text);
+        assert_eq!(e.key, "tournament.gauntlet-player");
+        assert_eq!(e.line, 4);
+        assert!(e.message.contains("unknown player `zed`"), "{e}");
+    }
+}

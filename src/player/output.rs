@@ -1,0 +1,125 @@
+//! A bot's stdout and stderr, line by line, into the log of the game its
+//! instance is playing, with a per-game cap and the last lines kept.
+//!
+//! Owns the capture threads and the tail; never interprets what a bot says.
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Longest line kept (longer ones are cut, with a marker).
+pub const MAX_LINE: usize = 2000;
+/// Lines logged per game and instance before the rest are only counted.
+pub const MAX_LINES_PER_GAME: u32 = 2000;
+/// stderr lines kept for a game record.
+pub const TAIL_LINES: usize = 20;
+
+/// Where an instance's output goes: the current game's span and a tail.
+#[derive(Debug)]
+pub struct BotOutput {
+    id: String,
+    span: Mutex<tracing::Span>,
+    tail: Mutex<VecDeque<String>>,
+    lines: AtomicU32,
+    dropped: AtomicU32,
+}
+
+impl BotOutput {
+    pub fn new(id: &str) -> Arc<BotOutput> {
+        Arc::new(BotOutput {
+            id: id.to_string(),
+            span: Mutex::new(tracing::Span::none()),
+            tail: Mutex::new(VecDeque::new()),
+            lines: AtomicU32::new(0),
+            dropped: AtomicU32::new(0),
+        })
+    }
+
+    /// Starts a game: later lines go to `span`; the tail and cap restart.
+    pub fn begin_game(&self, span: tracing::Span) {
+        *self.span.lock().unwrap_or_else(|e| e.into_inner()) = span;
+        self.tail.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.lines.store(0, Ordering::Relaxed);
+        self.dropped.store(0, Ordering::Relaxed);
+    }
+
+    /// The last stderr lines of this game.
+    pub fn tail(&self) -> Vec<String> {
+        self.tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Lines not logged this game because of the cap.
+    pub fn dropped(&self) -> u32 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    fn line(&self, stream: &'static str, line: String) {
+        if stream == "stderr" {
+            let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(line.clone());
+        }
+        if self.lines.fetch_add(1, Ordering::Relaxed) >= MAX_LINES_PER_GAME {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        tracing::debug!(target: "bot", parent: &span, bot = %self.id, stream, "{line}");
+    }
+
+    /// Reads `pipe` to its end on a thread, one line at a time.
+    pub fn capture(
+        self: &Arc<Self>,
+        stream: &'static str,
+        mut pipe: impl Read + Send + 'static,
+    ) -> std::io::Result<JoinHandle<()>> {
+        let out = Arc::clone(self);
+        std::thread::Builder::new()
+            .name(format!("bot-{stream}"))
+            .spawn(move || {
+                let mut buf = [0u8; 8192];
+                let mut line: Vec<u8> = Vec::new();
+                let mut cut = false;
+                loop {
+                    let n = match pipe.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    for &b in &buf[..n] {
+                        if b == b'\n' {
+                            out.line(stream, finish(&mut line, cut));
+                            cut = false;
+                        } else if line.len() < MAX_LINE {
+                            line.push(b);
+                        } else {
+                            cut = true;
+                        }
+                    }
+                }
+                if !line.is_empty() {
+                    out.line(stream, finish(&mut line, cut));
+                }
+            })
+    }
+}
+
+fn finish(line: &mut Vec<u8>, cut: bool) -> String {
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    let mut s = String::from_utf8_lossy(line).into_owned();
+    if cut {
+        s.push_str(" […cut]");
+    }
+    line.clear();
+    s
+}

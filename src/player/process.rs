@@ -1,0 +1,274 @@
+//! Starting and stopping a bot's process tree. The only platform-specific
+//! module of the harness.
+//!
+//! Owns: spawning in a fresh process group with stdin from /dev/null,
+//! noticing the exit, TERM to the group, a grace period, KILL, and reaping
+//! every member so nothing outlives the referee. Knows nothing about
+//! mailboxes or games.
+
+use std::collections::BTreeSet;
+use std::io;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Process groups started and not yet known to be gone: what an interrupt
+/// must kill.
+static LIVE_GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
+    LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// KILLs every bot process group this referee started and has not yet
+/// stopped (used when the user interrupts twice, or the referee is told to
+/// terminate).
+pub fn kill_all() {
+    #[cfg(unix)]
+    for &pgid in live_groups().iter() {
+        // SAFETY: killpg with a valid signal; a gone group just errors.
+        unsafe {
+            libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+}
+
+/// For one-game commands: the first Ctrl-C (or TERM) kills every bot and
+/// exits with status 130.
+pub fn stop_all_on_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        eprintln!("interrupted: stopping the bots");
+        kill_all();
+        std::process::exit(crate::error::exit::INTERRUPTED);
+    });
+}
+
+/// How a process ended, in words a user understands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExitInfo {
+    Code(i32),
+    Signal(i32),
+}
+
+impl std::fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitInfo::Code(c) => write!(f, "exit status {c}"),
+            ExitInfo::Signal(s) => write!(f, "killed by signal {s}{}", signal_name(*s)),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => " (HUP)",
+        2 => " (INT)",
+        6 => " (ABRT)",
+        9 => " (KILL)",
+        11 => " (SEGV)",
+        13 => " (PIPE)",
+        15 => " (TERM)",
+        _ => "",
+    }
+}
+
+/// Shared record of a child's exit, filled in by its watcher thread.
+#[derive(Debug, Default)]
+pub struct ExitCell {
+    state: Mutex<Option<ExitInfo>>,
+    changed: Condvar,
+}
+
+impl ExitCell {
+    pub fn get(&self) -> Option<ExitInfo> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set(&self, info: ExitInfo) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+        self.changed.notify_all();
+    }
+
+    /// Waits until the process has exited or `timeout` passed.
+    pub fn wait(&self, timeout: Duration) -> Option<ExitInfo> {
+        let guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (guard, _) = self
+            .changed
+            .wait_timeout_while(guard, timeout, |s| s.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        guard.clone()
+    }
+}
+
+/// A running bot process (the leader of its own process group).
+#[derive(Debug)]
+pub struct ProcessTree {
+    pub pid: u32,
+    pub exit: Arc<ExitCell>,
+}
+
+/// Makes this process the reaper of orphaned descendants (Linux), so bot
+/// grandchildren whose parent died are still waited for and killed by us.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Spawns `cmd` in a new process group, stdin from /dev/null, stdout and
+/// stderr piped. `on_exit` runs on the watcher thread when it exits.
+pub fn spawn(
+    cmd: &mut Command,
+    on_exit: impl FnOnce(&ExitInfo) + Send + 'static,
+) -> io::Result<(ProcessTree, Child)> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: only async-signal-safe calls between fork and exec: the
+        // bot gets KILL if the referee dies (even by kill -9).
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                Ok(())
+            });
+        }
+    }
+    let child = cmd.spawn()?;
+    let pid = child.id();
+    live_groups().insert(pid);
+    let exit = Arc::new(ExitCell::default());
+    let cell = Arc::clone(&exit);
+    std::thread::Builder::new()
+        .name(format!("bot-exit-{pid}"))
+        .spawn(move || {
+            let info = wait_pid(pid);
+            cell.set(info.clone());
+            on_exit(&info);
+        })?;
+    Ok((ProcessTree { pid, exit }, child))
+}
+
+#[cfg(unix)]
+fn wait_pid(pid: u32) -> ExitInfo {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid on our own child with a valid status pointer.
+        let rc = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
+        if rc == pid as libc::pid_t {
+            if libc::WIFEXITED(status) {
+                return ExitInfo::Code(libc::WEXITSTATUS(status));
+            }
+            if libc::WIFSIGNALED(status) {
+                return ExitInfo::Signal(libc::WTERMSIG(status));
+            }
+            continue; // stopped/continued: keep waiting
+        }
+        if rc < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        // Already reaped elsewhere: the status is lost.
+        return ExitInfo::Code(-1);
+    }
+}
+
+#[cfg(not(unix))]
+fn wait_pid(_pid: u32) -> ExitInfo {
+    // Without process groups the std Child is waited by its owner instead.
+    ExitInfo::Code(-1)
+}
+
+impl ProcessTree {
+    pub fn has_exited(&self) -> bool {
+        self.exit.get().is_some()
+    }
+
+    /// True while any process of the group (grandchildren included) lives.
+    pub fn group_alive(&self) -> bool {
+        #[cfg(unix)]
+        {
+            if self.has_exited() {
+                // Only now can group members be our children (re-parented
+                // orphans); before, the leader's own watcher must reap it.
+                reap_group(self.pid);
+            }
+            // SAFETY: signal 0 to a process group only checks existence.
+            unsafe { libc::killpg(self.pid as libc::pid_t, 0) == 0 }
+        }
+        #[cfg(not(unix))]
+        {
+            !self.has_exited()
+        }
+    }
+
+    /// Sends `sig` to the whole group.
+    #[cfg(unix)]
+    fn signal_group(&self, sig: libc::c_int) {
+        // SAFETY: killpg with a valid signal number; errors are ignored
+        // (the group may already be gone).
+        unsafe {
+            libc::killpg(self.pid as libc::pid_t, sig);
+        }
+    }
+
+    /// TERM to the group, up to `grace` for everything in it to exit, then
+    /// KILL, and reap. Returns how the leader ended.
+    pub fn terminate(&self, grace: Duration) -> Option<ExitInfo> {
+        #[cfg(unix)]
+        {
+            if self.group_alive() {
+                self.signal_group(libc::SIGTERM);
+                // A stopped process cannot act on TERM until continued.
+                self.signal_group(libc::SIGCONT);
+                let until = Instant::now() + grace;
+                while self.group_alive() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            self.kill()
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = grace;
+            self.exit.get()
+        }
+    }
+
+    /// KILL to the whole group at once, and reap. Returns how the leader ended.
+    pub fn kill(&self) -> Option<ExitInfo> {
+        #[cfg(unix)]
+        {
+            let until = Instant::now() + Duration::from_secs(5);
+            while self.group_alive() && Instant::now() < until {
+                self.signal_group(libc::SIGKILL);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let info = self.exit.wait(Duration::from_secs(5));
+        if !self.group_alive() {
+            live_groups().remove(&self.pid);
+        }
+        info
+    }
+}
+
+/// Reaps exited members of group `pgid` that were re-parented to us (as a
+/// subreaper), so they do not linger as zombies. Called only after the
+/// leader was reaped by its watcher thread.
+#[cfg(unix)]
+fn reap_group(pgid: u32) {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid for any child in the group, without blocking.
+        let rc = unsafe { libc::waitpid(-(pgid as libc::pid_t), &mut status, libc::WNOHANG) };
+        if rc <= 0 {
+            return;
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! What a player is: a command to start, a built-in bot, or a bot that
+//! someone starts by hand ("waiting"). Resolves programs and paths, and says
+//! clearly what to install when a program is missing.
+//!
+//! Owns command resolution and availability checks; starts nothing.
+
+use std::path::{Path, PathBuf};
+
+/// The built-in bots, spawned as `tournament bot NAME`.
+pub const BUILTINS: [&str; 3] = ["random", "greedy", "weighted"];
+
+/// How a player gets to the board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Launch {
+    /// A program and its arguments (no shell).
+    Command(Vec<String>),
+    /// One of [`BUILTINS`].
+    Builtin(String),
+    /// Started by hand on `players/<name>/`, maybe on another machine.
+    Waiting,
+}
+
+/// When a spawned bot process is replaced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Restart {
+    /// One process serves game after game (restarted only if it exits or forfeits).
+    #[default]
+    Reuse,
+    /// A fresh process for every game.
+    PerGame,
+}
+
+#[derive(Clone, Debug)]
+pub struct PlayerSpec {
+    pub name: String,
+    pub launch: Launch,
+    pub restart: Restart,
+    /// The folder relative paths in the command resolve against (the
+    /// config file's folder).
+    pub base_dir: PathBuf,
+    /// Seed given to built-in bots.
+    pub seed: u64,
+}
+
+/// The Debian package that provides a well-known interpreter.
+pub fn install_hint(program: &str) -> Option<&'static str> {
+    let base = Path::new(program).file_name()?.to_str()?;
+    Some(match base {
+        "ruby" => "apt-get install ruby",
+        "yabasic" => "apt-get install yabasic",
+        "bwbasic" => "apt-get install bwbasic",
+        "node" | "nodejs" => "apt-get install nodejs",
+        "python3" | "python" => "apt-get install python3",
+        "perl" => "apt-get install perl",
+        "java" => "apt-get install default-jre",
+        _ => return None,
+    })
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    match std::fs::metadata(p) {
+        #[cfg(unix)]
+        Ok(m) => {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        }
+        #[cfg(not(unix))]
+        Ok(m) => m.is_file(),
+        Err(_) => false,
+    }
+}
+
+impl PlayerSpec {
+    /// A built-in bot as a player.
+    pub fn builtin(name: &str, seed: u64) -> PlayerSpec {
+        PlayerSpec {
+            name: name.to_string(),
+            launch: Launch::Builtin(name.to_string()),
+            restart: Restart::Reuse,
+            base_dir: PathBuf::from("."),
+            seed,
+        }
+    }
+
+    pub fn is_waiting(&self) -> bool {
+        self.launch == Launch::Waiting
+    }
+
+    /// The program and arguments to run, paths resolved, placeholders not
+    /// yet filled. Errors name the player and the command, and what to install.
+    pub fn resolve(&self) -> Result<Vec<String>, String> {
+        let argv = match &self.launch {
+            Launch::Waiting => return Ok(vec![]),
+            Launch::Builtin(name) => {
+                let exe = std::env::current_exe()
+                    .map_err(|e| format!("cannot find the tournament binary: {e}"))?;
+                return Ok(vec![
+                    exe.display().to_string(),
+                    "bot".into(),
+                    name.clone(),
+                    "--seed".into(),
+                    self.seed.to_string(),
+                ]);
+            }
+            Launch::Command(argv) => argv,
+        };
+        let shown = argv.join(" ");
+        let Some(program) = argv.first() else {
+            return Err(format!("player `{}`: the command is empty", self.name));
+        };
+        let resolved = if program.contains('/') || program.contains('\\') {
+            let p = if Path::new(program).is_absolute() {
+                PathBuf::from(program)
+            } else {
+                self.base_dir.join(program)
+            };
+            if !p.exists() {
+                return Err(format!(
+                    "player `{}`: cannot start `{shown}`: {} does not exist",
+                    self.name,
+                    p.display()
+                ));
+            }
+            p
+        } else {
+            find_on_path(program).ok_or_else(|| {
+                let hint = install_hint(program)
+                    .map(|h| format!(" (install it: {h})"))
+                    .unwrap_or_default();
+                format!(
+                    "player `{}`: cannot start `{shown}`: program `{program}` is not on PATH{hint}",
+                    self.name
+                )
+            })?
+        };
+        let mut out = vec![resolved.display().to_string()];
+        for arg in &argv[1..] {
+            let candidate = self.base_dir.join(arg);
+            if !arg.contains('{') && Path::new(arg).is_relative() && candidate.exists() {
+                out.push(candidate.display().to_string());
+            } else {
+                out.push(arg.clone());
+            }
+        }
+        // A script argument that looks like a file but is missing is the
+        // second most common mistake; say so before the interpreter does.
+        if let Some(script) = argv.get(1) {
+            let looks_like_file = [".rb", ".py", ".js", ".yab", ".bas", ".sh", ".pl"]
+                .iter()
+                .any(|ext| script.ends_with(ext));
+            if looks_like_file && !script.contains('{') {
+                let p = if Path::new(script).is_absolute() {
+                    PathBuf::from(script)
+                } else {
+                    self.base_dir.join(script)
+                };
+                if !p.exists() {
+                    return Err(format!(
+                        "player `{}`: cannot start `{shown}`: {} does not exist",
+                        self.name,
+                        p.display()
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The command as a user wrote it, for messages.
+    pub fn describe(&self) -> String {
+        match &self.launch {
+            Launch::Command(argv) => argv.join(" "),
+            Launch::Builtin(name) => format!("built-in {name}"),
+            Launch::Waiting => "started by hand (wait = true)".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(argv: &[&str], base: &Path) -> PlayerSpec {
+        PlayerSpec {
+            name: "p".into(),
+            launch: Launch::Command(argv.iter().map(|s| s.to_string()).collect()),
+            restart: Restart::Reuse,
+            base_dir: base.to_path_buf(),
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn missing_programs_are_named_with_the_package() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = spec(&["no-such-interpreter-xyz", "bot.rb"], dir.path())
+            .resolve()
+            .unwrap_err();
+        assert!(
+            err.contains("player `p`") && err.contains("no-such-interpreter-xyz"),
+            "{err}"
+        );
+        assert_eq!(install_hint("/usr/bin/ruby"), Some("apt-get install ruby"));
+        let err = spec(&["sh", "missing.sh"], dir.path())
+            .resolve()
+            .unwrap_err();
+        assert!(
+            err.contains("missing.sh") && err.contains("does not exist"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_config_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bot.sh"), "").unwrap();
+        let argv = spec(&["sh", "bot.sh", "{mailbox}", "-x"], dir.path())
+            .resolve()
+            .unwrap();
+        assert!(argv[0].ends_with("/sh"));
+        assert_eq!(argv[1], dir.path().join("bot.sh").display().to_string());
+        assert_eq!(&argv[2..], &["{mailbox}", "-x"]);
+    }
+}

@@ -1,0 +1,231 @@
+//! The record of one finished game: what `results/games.jsonl` holds, one
+//! JSON object per line, and what every report and export reads.
+//!
+//! Owns the record's shape and its serde form. Pure data: no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Color, Discs};
+
+/// `black`, `white` or `draw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Winner {
+    Black,
+    White,
+    Draw,
+}
+
+impl Winner {
+    pub fn from_color(c: Option<Color>) -> Winner {
+        match c {
+            Some(Color::Black) => Winner::Black,
+            Some(Color::White) => Winner::White,
+            None => Winner::Draw,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Winner::Black => "black",
+            Winner::White => "white",
+            Winner::Draw => "draw",
+        }
+    }
+
+    /// The points `color` scored: 1, ½ or 0.
+    pub fn points_for(self, color: Color) -> f64 {
+        match (self, color) {
+            (Winner::Draw, _) => 0.5,
+            (Winner::Black, Color::Black) | (Winner::White, Color::White) => 1.0,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Why a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// Neither side could move.
+    Normal,
+    /// A square that is occupied.
+    Occupied,
+    /// An empty square that flips nothing.
+    NoFlips,
+    /// A square outside the board.
+    OffBoard,
+    /// `pass` while a legal move existed.
+    PassWithMoves,
+    /// Text that is neither a square nor `pass`.
+    Unparseable,
+    /// An unexpected answer where `READY`, `OK` or a move was due.
+    WrongAnswer,
+    /// The move time (and time bank) ran out.
+    Timeout,
+    /// No `READY` within the start-up time.
+    NoReady,
+    /// An answer that never completed (no final newline) in time.
+    Incomplete,
+    /// The bot's process ended before the game did.
+    Exited,
+    /// `out.txt` was not a message (binary, too big, wrong seq, symlink…).
+    Garbage,
+    /// The answer named the wrong sender or recipient.
+    WrongSender,
+    /// The bot could not be started.
+    StartFailed,
+}
+
+impl EndReason {
+    pub fn code(self) -> &'static str {
+        match self {
+            EndReason::Normal => "normal",
+            EndReason::Occupied => "occupied",
+            EndReason::NoFlips => "no-flips",
+            EndReason::OffBoard => "off-board",
+            EndReason::PassWithMoves => "pass-with-moves",
+            EndReason::Unparseable => "unparseable",
+            EndReason::WrongAnswer => "wrong-answer",
+            EndReason::Timeout => "timeout",
+            EndReason::NoReady => "no-ready",
+            EndReason::Incomplete => "incomplete",
+            EndReason::Exited => "exited",
+            EndReason::Garbage => "garbage",
+            EndReason::WrongSender => "wrong-sender",
+            EndReason::StartFailed => "start-failed",
+        }
+    }
+
+    /// A forfeit for breaking the protocol or the rules (as opposed to
+    /// running out of time or crashing).
+    pub fn is_protocol_violation(self) -> bool {
+        matches!(
+            self,
+            EndReason::Occupied
+                | EndReason::NoFlips
+                | EndReason::OffBoard
+                | EndReason::PassWithMoves
+                | EndReason::Unparseable
+                | EndReason::WrongAnswer
+                | EndReason::Incomplete
+                | EndReason::Garbage
+                | EndReason::WrongSender
+        )
+    }
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A disc count pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiscCount {
+    pub black: u32,
+    pub white: u32,
+}
+
+impl From<Discs> for DiscCount {
+    fn from(d: Discs) -> Self {
+        DiscCount {
+            black: d.black,
+            white: d.white,
+        }
+    }
+}
+
+/// One ply of a game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveRecord {
+    /// `black` or `white`.
+    pub color: String,
+    /// A square in lower case, or `pass`.
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// Thinking time in milliseconds (0 for opening moves and the
+    /// referee's automatic passes).
+    pub ms: u64,
+    /// Played from the opening, not by the bot.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opening: bool,
+    /// A pass the referee made for a bot that had no move.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto: bool,
+}
+
+/// Details of a forfeit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forfeit {
+    /// Who forfeited: `black` or `white`.
+    pub color: String,
+    /// What happened, in words.
+    pub detail: String,
+    /// How the process ended, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<String>,
+    /// The last lines of its stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr_tail: Vec<String>,
+}
+
+/// A finished game.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    pub id: String,
+    pub round: u32,
+    pub black: String,
+    pub white: String,
+    pub size: u8,
+    /// The opening's transcript (moves played before the bots took over).
+    pub opening: String,
+    pub moves: Vec<MoveRecord>,
+    pub result: Winner,
+    pub reason: EndReason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forfeit: Option<Forfeit>,
+    /// Discs on the final board.
+    pub discs: DiscCount,
+    /// Discs with the empty squares given to the winner (WOF rules); a
+    /// forfeit scores all squares to the winner.
+    pub discs_wof: DiscCount,
+    /// The whole game as a transcript (passes omitted).
+    pub transcript: String,
+    /// Start and end, UTC (RFC 3339).
+    pub started: String,
+    pub finished: String,
+    /// Total thinking time of each side, milliseconds.
+    pub time_ms: DiscCount,
+}
+
+impl GameRecord {
+    /// The name of the player of `color`.
+    pub fn player(&self, color: Color) -> &str {
+        match color {
+            Color::Black => &self.black,
+            Color::White => &self.white,
+        }
+    }
+
+    /// The colour `name` played, if it played this game.
+    pub fn color_of(&self, name: &str) -> Option<Color> {
+        if self.black == name {
+            Some(Color::Black)
+        } else if self.white == name {
+            Some(Color::White)
+        } else {
+            None
+        }
+    }
+
+    /// The winner's name, or `None` for a draw.
+    pub fn winner_name(&self) -> Option<&str> {
+        match self.result {
+            Winner::Black => Some(&self.black),
+            Winner::White => Some(&self.white),
+            Winner::Draw => None,
+        }
+    }
+}
