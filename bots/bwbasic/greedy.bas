@@ -21,7 +21,9 @@
 210 REM   FILES "0.01" sleeps 10 ms (costs a fork of sh + sleep: measured
 220 REM   about 15 % CPU at 100 polls/s). This bot polls every 10 ms while
 230 REM   messages come quickly and every 50 ms after 1 s of silence
-240 REM   (about 3 % CPU). A counted busy loop would burn 100 % CPU.
+240 REM   (about 5 % CPU). A counted busy loop would burn 100 % CPU.
+245 REM - Ctrl-C mostly kills only the sleep (system() ignores it); stop a
+246 REM   bot started by hand with kill (TERM), as the referee does.
 250 REM - Variable names are case-sensitive (x and X are two variables);
 260 REM   keywords are not.
 270 REM - ON ERROR GOTO is not supported; ON ERROR GOSUB is, and RETURN
