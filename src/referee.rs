@@ -228,36 +228,69 @@ impl Game<'_> {
         let spec = self.spec;
         // Start (or reuse) both processes, then send both NEWs before
         // waiting, so two slow interpreters start side by side.
-        for side in sides.iter_mut() {
-            if let Err(e) = side.inst.prepare(span.clone()) {
-                return Ok(Some(Lost {
-                    color: side.color,
-                    reason: EndReason::StartFailed,
-                    detail: e.to_string(),
-                }));
+        let mut fresh = [false; 2];
+        for (i, side) in sides.iter_mut().enumerate() {
+            match side.inst.prepare(span.clone()) {
+                Ok(started) => fresh[i] = started,
+                Err(e) => {
+                    return Ok(Some(Lost {
+                        color: side.color,
+                        reason: EndReason::StartFailed,
+                        detail: e.to_string(),
+                    }))
+                }
             }
         }
         let names = [
             sides[0].inst.spec().name.clone(),
             sides[1].inst.spec().name.clone(),
         ];
-        let mut sent_at = [Instant::now(); 2];
-        for (i, side) in sides.iter_mut().enumerate() {
-            let text = format!(
+        let new_text = |i: usize, color: Color| {
+            format!(
                 "NEW {} {} {} {} {}",
                 spec.id,
-                side.color,
+                color,
                 names[1 - i],
                 spec.size,
                 spec.time.move_ms
-            );
+            )
+        };
+        let mut sent_at = [Instant::now(); 2];
+        for (i, side) in sides.iter_mut().enumerate() {
             sent_at[i] = Instant::now();
-            if let Some(lost) = self.send(side, &text)? {
+            if let Some(lost) = self.send(side, &new_text(i, side.color))? {
                 return Ok(Some(lost));
             }
         }
         for (i, side) in sides.iter_mut().enumerate() {
-            if let Some(lost) = self.await_ready(side, sent_at[i])? {
+            let mut outcome = self.await_ready(side, sent_at[i])?;
+            // A reused bot may have exited after its last BYE (allowed): it
+            // is started again and asked again, once.
+            if let Some(Lost {
+                reason: EndReason::Exited,
+                ..
+            }) = outcome
+            {
+                if !fresh[i] {
+                    tracing::debug!(
+                        bot = side.inst.id(),
+                        "exited between games; starting it again"
+                    );
+                    if let Err(e) = side.inst.prepare(span.clone()) {
+                        return Ok(Some(Lost {
+                            color: side.color,
+                            reason: EndReason::StartFailed,
+                            detail: e.to_string(),
+                        }));
+                    }
+                    let again = Instant::now();
+                    if let Some(lost) = self.send(side, &new_text(i, side.color))? {
+                        return Ok(Some(lost));
+                    }
+                    outcome = self.await_ready(side, again)?;
+                }
+            }
+            if let Some(lost) = outcome {
                 return Ok(Some(lost));
             }
         }

@@ -57,3 +57,61 @@ pub fn tournament() -> Command {
 pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// The path of the `tournament` binary under test.
+pub fn tournament_bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("tournament")
+}
+
+/// The command line of the misbehaving test bot in `mode`.
+pub fn fakebot(mode: &str) -> String {
+    format!(
+        "python3 {} {mode}",
+        project_root().join("tests/fixtures/fakebot.py").display()
+    )
+}
+
+/// Polls `cond` every 10 ms for up to `secs` seconds.
+pub fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < until {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    cond()
+}
+
+/// Live (non-zombie) processes whose process group is `pgid`, from /proc.
+pub fn live_in_group(pgid: u32) -> Vec<u32> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp ...: split after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 3 && f[0] != "Z" && f[2].parse::<u32>().ok() == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A game record from `tournament play --json` output.
+pub fn record_of(stdout: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stdout);
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON record in stdout: {text}"));
+    serde_json::from_str(line).unwrap()
+}

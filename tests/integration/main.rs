@@ -2,4 +2,6 @@
 //! real games, and the `tournament` command run as a user runs it.
 
 mod fixture;
+mod mailbox;
+mod referee;
 mod rules;

@@ -1,0 +1,460 @@
+//! Mailbox protocol v1 and the board lock, with real processes and real
+//! folders: two referees on one board, a killed holder, a stale lock from
+//! another host, racing breakers, slow writers, symlinks, huge files, and a
+//! bot written from PROTOCOL.md alone.
+
+use std::fs;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use tournament::mailbox::{
+    mailbox_dir, AnswerError, BoardLock, LockOptions, Mailbox, OwnerRecord, Pending, OUT_FILE,
+};
+
+use crate::fixture::{fakebot, record_of, tournament_bin, wait_until, Scratch};
+
+/// A `tournament play` that holds the board for a few seconds.
+fn slow_referee(s: &Scratch) -> std::process::Child {
+    Command::new(tournament_bin())
+        .current_dir(s.path())
+        .args([
+            "play",
+            "--black",
+            &fakebot("slow 120"),
+            "--white",
+            "random",
+            "--size",
+            "6",
+            "--board",
+            "board",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn owner_exists(s: &Scratch) -> bool {
+    s.join("board/REFEREE/OWNER").exists()
+}
+
+#[test]
+fn a_second_referee_on_the_same_board_is_refused_and_the_first_goes_on() {
+    let s = Scratch::new();
+    let first = slow_referee(&s);
+    assert!(wait_until(10, || owner_exists(&s)));
+    let out = s
+        .cmd(&[
+            "play", "--black", "greedy", "--white", "random", "--board", "board",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "exit status for a locked board");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is in use by another referee"), "{err}");
+    assert!(err.contains(&format!("pid {}", first.id())), "{err}");
+    assert!(err.contains("tournament play"), "{err}");
+    let done = first.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert_eq!(record_of(&done.stdout)["reason"], "normal");
+}
+
+#[test]
+fn a_holder_killed_with_9_is_taken_over_at_once_on_the_same_machine() {
+    let s = Scratch::new();
+    let mut first = slow_referee(&s);
+    assert!(wait_until(10, || owner_exists(&s)));
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(owner_exists(&s), "the dead referee left its lock behind");
+    let t0 = Instant::now();
+    let out = s
+        .cmd(&[
+            "play", "--black", "greedy", "--white", "random", "--board", "board", "--size", "4",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Far below the 30 s stale period: the dead pid and free flock told.
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("its process is gone"), "{err}");
+}
+
+fn foreign_owner(s: &Scratch, heartbeat: u64) {
+    let rec = OwnerRecord {
+        token: "feedfacefeedface".into(),
+        host: "some-other-machine".into(),
+        pid: 4242,
+        started: "2026-01-01T00:00:00Z".into(),
+        heartbeat,
+        board: "/mnt/share/board".into(),
+        command: "tournament run".into(),
+    };
+    fs::create_dir_all(s.join("board/REFEREE")).unwrap();
+    fs::write(s.join("board/REFEREE/OWNER"), rec.encode()).unwrap();
+}
+
+#[test]
+fn a_lock_of_another_host_is_taken_only_after_the_stale_period() {
+    let s = Scratch::new();
+    foreign_owner(&s, 7);
+    let t0 = Instant::now();
+    let out = s
+        .cmd(&[
+            "play",
+            "--black",
+            "greedy",
+            "--white",
+            "random",
+            "--board",
+            "board",
+            "--size",
+            "4",
+            "--stale-lock-ms",
+            "1500",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        took >= Duration::from_millis(1500),
+        "took over after {took:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("took over the board from a stale lock"),
+        "{err}"
+    );
+    assert!(err.contains("some-other-machine"), "{err}");
+}
+
+#[test]
+fn a_live_foreign_heartbeat_is_refused_with_its_details() {
+    let s = Scratch::new();
+    foreign_owner(&s, 1);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let beat = {
+        let (stop, path) = (Arc::clone(&stop), s.join("board/REFEREE/OWNER"));
+        std::thread::spawn(move || {
+            let mut n = 1;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(200));
+                n += 1;
+                let text = fs::read_to_string(&path).unwrap();
+                let mut rec = OwnerRecord::parse(&text).unwrap();
+                rec.heartbeat = n;
+                fs::write(&path, rec.encode()).unwrap();
+            }
+        })
+    };
+    let out = s
+        .cmd(&[
+            "play",
+            "--black",
+            "greedy",
+            "--white",
+            "random",
+            "--board",
+            "board",
+            "--stale-lock-ms",
+            "3000",
+        ])
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    beat.join().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in [
+        "some-other-machine",
+        "pid 4242",
+        "2026-01-01T00:00:00Z",
+        "heartbeat #",
+        "changed",
+    ] {
+        assert!(err.contains(needle), "`{needle}` missing: {err}");
+    }
+}
+
+#[test]
+fn racing_breakers_never_both_win() {
+    let rounds = 25;
+    let racers = 4;
+    let mut single_winner = 0;
+    for round in 0..rounds {
+        let s = Scratch::new();
+        foreign_owner(&s, round);
+        let board = s.join("board");
+        let gate = Arc::new(Barrier::new(racers));
+        let handles: Vec<_> = (0..racers)
+            .map(|_| {
+                let (board, gate) = (board.clone(), Arc::clone(&gate));
+                std::thread::spawn(move || {
+                    gate.wait();
+                    let opts = LockOptions {
+                        stale: Duration::from_millis(300),
+                        flock: false,
+                        command: "racer".into(),
+                    };
+                    let lock = BoardLock::acquire(&board, &opts).ok();
+                    // Hold it a while, heartbeating, so a late breaker sees it alive.
+                    std::thread::sleep(Duration::from_millis(400));
+                    let still = lock.as_ref().map(|l| l.ensure_held().is_ok());
+                    (lock.is_some(), still)
+                })
+            })
+            .collect();
+        let results: Vec<(bool, Option<bool>)> =
+            handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let winners = results.iter().filter(|r| r.0).count();
+        assert!(
+            winners <= 1,
+            "round {round}: {winners} breakers won: {results:?}"
+        );
+        if winners == 1 {
+            single_winner += 1;
+            assert!(
+                results.iter().any(|r| r.1 == Some(true)),
+                "the winner kept it"
+            );
+        }
+    }
+    eprintln!("racing breakers: {rounds} rounds x {racers} racers: {single_winner} single winners, 0 double");
+    assert_eq!(single_winner, rounds, "every round had exactly one winner");
+}
+
+#[test]
+fn a_slow_byte_by_byte_writer_is_read_only_when_complete() {
+    let s = Scratch::new();
+    let dir = mailbox_dir(s.path(), "slow", Some(1));
+    let mb = Mailbox::open(&dir, "slow.1").unwrap();
+    fs::write(dir.join(OUT_FILE), "slow.1\nreferee\n4\nc4\n").unwrap();
+    mb.send(5, "TURN black x none 100").unwrap();
+    let full = b"slow.1\r\nreferee\r\n5\r\nd3\r\n".to_vec();
+    let writer = {
+        let dir = dir.clone();
+        let full = full.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = fs::File::create(dir.join(OUT_FILE)).unwrap();
+            for b in full {
+                f.write_all(&[b]).unwrap();
+                f.flush().unwrap();
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        })
+    };
+    let mut looks = 0;
+    let answer = loop {
+        looks += 1;
+        let done = writer.is_finished();
+        match mb.poll_answer(5).unwrap() {
+            Ok(text) => break text,
+            Err(Pending::Stale(seq)) => assert_eq!(seq, 4, "only the old answer"),
+            Err(_) => {}
+        }
+        assert!(!done, "the complete message was not taken");
+        std::thread::sleep(Duration::from_micros(300));
+    };
+    assert!(
+        writer.is_finished() || {
+            writer.join().unwrap();
+            true
+        }
+    );
+    assert_eq!(answer, "d3");
+    assert!(
+        looks > 20,
+        "the reader looked while the writer wrote ({looks} looks)"
+    );
+    // An old seq is never the new answer.
+    mb.send(6, "TURN black x d3 100").unwrap();
+    assert_eq!(mb.poll_answer(6).unwrap(), Err(Pending::Stale(5)));
+    let r = mb.wait_answer(6, Instant::now() + Duration::from_millis(50), &mut || None);
+    assert_eq!(
+        r,
+        Err(AnswerError::Timeout {
+            pending: Pending::Stale(5)
+        })
+    );
+}
+
+fn content_and_mtime(p: &std::path::Path) -> (Vec<u8>, std::time::SystemTime) {
+    (
+        fs::read(p).unwrap(),
+        fs::metadata(p).unwrap().modified().unwrap(),
+    )
+}
+
+#[test]
+fn symlinks_are_refused_and_their_targets_untouched() {
+    let s = Scratch::new();
+    let target = s.write("secret.txt", "precious\n");
+    std::thread::sleep(Duration::from_millis(20));
+    let before = content_and_mtime(&target);
+
+    // out.txt as a symlink.
+    let dir = mailbox_dir(s.path(), "a", Some(1));
+    let mb = Mailbox::open(&dir, "a.1").unwrap();
+    mb.send(1, "NEW g a b 8 100").unwrap();
+    std::os::unix::fs::symlink(&target, dir.join(OUT_FILE)).unwrap();
+    let r = mb.wait_answer(1, Instant::now() + Duration::from_millis(200), &mut || None);
+    assert!(matches!(r, Err(AnswerError::Symlink(_))), "{r:?}");
+
+    // in.txt as a symlink: the referee does not write through it.
+    let dir_b = mailbox_dir(s.path(), "b", Some(1));
+    let mb_b = Mailbox::open(&dir_b, "b.1").unwrap();
+    std::os::unix::fs::symlink(&target, dir_b.join("in.txt")).unwrap();
+    assert!(matches!(mb_b.send(1, "NEW"), Err(AnswerError::Symlink(_))));
+
+    // The mailbox folder itself as a symlink, before and after opening.
+    let elsewhere = s.join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::write(elsewhere.join("in.txt"), "keep me\n").unwrap();
+    let dir_c = mailbox_dir(s.path(), "c", Some(1));
+    std::os::unix::fs::symlink(&elsewhere, &dir_c).unwrap();
+    assert!(Mailbox::open(&dir_c, "c.1").is_err());
+    let dir_d = mailbox_dir(s.path(), "d", Some(1));
+    let mb_d = Mailbox::open(&dir_d, "d.1").unwrap();
+    fs::remove_dir(&dir_d).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &dir_d).unwrap();
+    assert!(matches!(mb_d.send(1, "NEW"), Err(AnswerError::Symlink(_))));
+    assert!(matches!(mb_d.poll_answer(1), Err(AnswerError::Symlink(_))));
+
+    assert_eq!(
+        content_and_mtime(&target),
+        before,
+        "the link target is untouched"
+    );
+    assert_eq!(
+        fs::read_to_string(elsewhere.join("in.txt")).unwrap(),
+        "keep me\n"
+    );
+    assert_eq!(
+        fs::read_dir(&elsewhere).unwrap().count(),
+        1,
+        "nothing written there"
+    );
+}
+
+#[test]
+fn a_10_mb_out_txt_is_refused_without_reading_it() {
+    let s = Scratch::new();
+    let dir = mailbox_dir(s.path(), "big", Some(1));
+    let mb = Mailbox::open(&dir, "big.1").unwrap();
+    mb.send(1, "NEW").unwrap();
+    let f = fs::File::create(dir.join(OUT_FILE)).unwrap();
+    f.set_len(10 * 1024 * 1024).unwrap();
+    match mb.poll_answer(1) {
+        Err(AnswerError::Garbage(why)) => assert!(why.contains("10485760 bytes"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A bot written from PROTOCOL.md alone (sections 2 and 3), in Ruby.
+const RUBY_BOT: &str = r##"
+box = ARGV[0] || ENV["TOURNAMENT_MAILBOX"] || "."
+last = nil
+DIRS = [[-1,-1],[-1,0],[-1,1],[0,-1],[0,1],[1,-1],[1,0],[1,1]]
+def legal(board, me)
+  n = Math.sqrt(board.length).to_i
+  them = me == "X" ? "O" : "X"
+  out = []
+  n.times do |r|
+    n.times do |c|
+      next unless board[r * n + c] == "-"
+      ok = DIRS.any? do |dr, dc|
+        rr, cc, seen = r + dr, c + dc, 0
+        while rr.between?(0, n - 1) && cc.between?(0, n - 1) && board[rr * n + cc] == them
+          rr += dr; cc += dc; seen += 1
+        end
+        seen > 0 && rr.between?(0, n - 1) && cc.between?(0, n - 1) && board[rr * n + cc] == me
+      end
+      out << "abcdefgh"[c] + (r + 1).to_s if ok
+    end
+  end
+  out
+end
+loop do
+  text = File.read(File.join(box, "in.txt"), 4096) rescue ""
+  lines = text.split("\n", -1)
+  if lines.length < 5 || lines[2].strip == last
+    sleep 0.005
+    next
+  end
+  id, seq, words = lines[1].strip, lines[2].strip, lines[3].strip.split(" ")
+  answer = case words[0]
+           when "NEW" then "READY"
+           when "TURN" then (legal(words[2], words[1] == "black" ? "X" : "O").last || "pass")
+           when "END" then "BYE"
+           else "OK"
+           end
+  File.write(File.join(box, "out.txt"), "#{id}\nreferee\n#{seq}\n#{answer}\n")
+  last = seq
+end
+"##;
+
+#[test]
+fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
+    use tournament::game::{board_string, parse_move, replay_transcript, Move, Position};
+    if Command::new("ruby").arg("-v").output().is_err() {
+        panic!("ruby is needed for this test (apt-get install ruby)");
+    }
+    let s = Scratch::new();
+    let script = s.write("bot.rb", RUBY_BOT);
+    let dir = mailbox_dir(s.path(), "rb", Some(1));
+    let mb = Mailbox::open(&dir, "rb.1").unwrap();
+    let mut child = Command::new("ruby")
+        .arg(&script)
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ask = |seq: u64, text: &str| {
+        mb.send(seq, text).unwrap();
+        mb.wait_answer(seq, Instant::now() + Duration::from_secs(10), &mut || None)
+    };
+    assert_eq!(ask(1, "NEW g1 white greedy 8 1000").unwrap(), "READY");
+    // Three positions with white to move, after three different openings.
+    let mut seq = 1;
+    for (opening, last) in [("f5", "f5"), ("f5d6c3", "c3"), ("c4c3d3c5b3", "b3")] {
+        let (_, pos) = replay_transcript(Position::start(8), opening).unwrap();
+        let (_, pos) = if pos.to_move() == tournament::game::Color::White {
+            (0, pos)
+        } else {
+            // Let black play once more with the first legal move so white moves.
+            let sq = pos.legal_squares()[0];
+            (0, pos.play(Move::Play(sq)).unwrap().0)
+        };
+        seq += 1;
+        let answer = ask(
+            seq,
+            &format!("TURN white {} {last} 1000", board_string(&pos)),
+        )
+        .unwrap();
+        let mv = parse_move(&answer, 8).unwrap();
+        assert!(pos.check(mv).is_ok(), "{answer} is legal in {opening}");
+    }
+    seq += 1;
+    assert_eq!(ask(seq, "END black 40 24 normal").unwrap(), "BYE");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
