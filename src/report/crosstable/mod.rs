@@ -1,0 +1,208 @@
+//! The crosstable's output formats: aligned text for the terminal, GitHub
+//! markdown, CSV and JSON, each in its own file.
+//!
+//! Owns presentation of a computed [`Crosstable`] only. Must not compute
+//! standings or ratings (that is `crate::rating`), read records, or do I/O:
+//! every function returns a `String`.
+
+mod csv;
+mod json;
+mod markdown;
+mod text;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::rating::Crosstable;
+
+/// A crosstable output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TableFormat {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+}
+
+impl TableFormat {
+    pub const ALL: [TableFormat; 4] = [
+        TableFormat::Text,
+        TableFormat::Markdown,
+        TableFormat::Csv,
+        TableFormat::Json,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TableFormat::Text => "text",
+            TableFormat::Markdown => "markdown",
+            TableFormat::Csv => "csv",
+            TableFormat::Json => "json",
+        }
+    }
+}
+
+impl fmt::Display for TableFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A format name that is not one of `text`, `markdown`, `csv`, `json`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown table format `{0}` (expected text, markdown, csv or json)")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for TableFormat {
+    type Err = UnknownFormat;
+
+    /// Case-insensitive; `md` is accepted for markdown.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "text" => Ok(TableFormat::Text),
+            "markdown" | "md" => Ok(TableFormat::Markdown),
+            "csv" => Ok(TableFormat::Csv),
+            "json" => Ok(TableFormat::Json),
+            _ => Err(UnknownFormat(s.to_string())),
+        }
+    }
+}
+
+/// Renders `table` in `format`. `color` adds ANSI colours to the text
+/// format (the other formats ignore it). The result ends with a newline.
+pub fn render(table: &Crosstable, format: TableFormat, color: bool) -> String {
+    match format {
+        TableFormat::Text => text::render(table, color),
+        TableFormat::Markdown => markdown::render(table),
+        TableFormat::Csv => csv::render(table),
+        TableFormat::Json => json::render(table),
+    }
+}
+
+/// Points as `3`, `3.5`.
+fn points(p: f64) -> String {
+    format!("{}", p + 0.0)
+}
+
+/// A signed integer: `+40`, `-3`, `0`.
+fn signed(v: i64) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// Elo rounded to an integer, signed: `+95`, `-12`, `0`.
+fn elo(e: f64) -> String {
+    signed(e.round() as i64)
+}
+
+/// The error bar rounded to an integer, `∞` when undetermined.
+fn elo_error(e: f64) -> String {
+    if e.is_finite() {
+        format!("{}", e.round() as i64)
+    } else {
+        "∞".to_string()
+    }
+}
+
+/// A matrix cell: `1.5/2`, `·` on the diagonal, `-` if they never met.
+fn cell(table: &Crosstable, i: usize, j: usize) -> String {
+    if i == j {
+        return "·".to_string();
+    }
+    match table.matrix[i][j] {
+        Some((p, g)) => format!("{}/{g}", points(p)),
+        None => "-".to_string(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::rating::{crosstable, Crosstable};
+    use crate::record::{DiscCount, EndReason, GameRecord, Winner};
+
+    fn game(black: &str, white: &str, result: Winner, discs: (u32, u32)) -> GameRecord {
+        let d = DiscCount {
+            black: discs.0,
+            white: discs.1,
+        };
+        GameRecord {
+            id: format!("{black}-{white}"),
+            round: 1,
+            black: black.to_string(),
+            white: white.to_string(),
+            size: 8,
+            opening: String::new(),
+            moves: Vec::new(),
+            result,
+            reason: EndReason::Normal,
+            forfeit: None,
+            discs: d,
+            discs_wof: d,
+            transcript: String::new(),
+            started: String::new(),
+            finished: String::new(),
+            time_ms: DiscCount { black: 0, white: 0 },
+        }
+    }
+
+    /// Three players, one with a comma and a quote in its name, plus an idle
+    /// player: `alpha` 3.5/4, `Smith, "Bo"` 1.5/4, `c` 1/4, `idle` 0/0.
+    pub(crate) fn sample() -> Crosstable {
+        use Winner::*;
+        let bo = "Smith, \"Bo\"";
+        let records = vec![
+            game("alpha", bo, Black, (40, 24)),
+            game(bo, "alpha", Draw, (32, 32)),
+            game("alpha", "c", Black, (50, 14)),
+            game("c", "alpha", White, (20, 44)),
+            game(bo, "c", Black, (33, 31)),
+            game("c", bo, Black, (35, 29)),
+        ];
+        crosstable(&records, &["idle".to_string()])
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in TableFormat::ALL {
+            assert_eq!(f.name().parse::<TableFormat>(), Ok(f));
+            assert_eq!(f.to_string(), f.name());
+        }
+        assert_eq!("MD".parse::<TableFormat>(), Ok(TableFormat::Markdown));
+        let err = "html".parse::<TableFormat>().unwrap_err();
+        assert!(err.to_string().contains("`html`"));
+    }
+
+    #[test]
+    fn cell_helpers() {
+        assert_eq!(points(3.0), "3");
+        assert_eq!(points(1.5), "1.5");
+        assert_eq!(points(-0.0), "0");
+        assert_eq!(signed(40), "+40");
+        assert_eq!(signed(-3), "-3");
+        assert_eq!(signed(0), "0");
+        assert_eq!(elo(-0.4), "0");
+        assert_eq!(elo(95.5), "+96");
+        assert_eq!(elo_error(39.6), "40");
+        assert_eq!(elo_error(f64::INFINITY), "∞");
+        let t = sample();
+        assert_eq!(cell(&t, 0, 0), "·");
+        assert_eq!(cell(&t, 0, 1), "1.5/2");
+        assert_eq!(cell(&t, 0, 3), "-");
+    }
+
+    #[test]
+    fn every_format_ends_with_a_newline() {
+        let t = sample();
+        let empty = crosstable(&[], &[]);
+        for f in TableFormat::ALL {
+            for color in [false, true] {
+                assert!(render(&t, f, color).ends_with('\n'), "{f}");
+                assert!(render(&empty, f, color).ends_with('\n'), "{f}");
+            }
+        }
+    }
+}
