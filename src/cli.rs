@@ -26,6 +26,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the tournament defined in tournament.toml (resumes if interrupted).
+    Run(RunArgs),
+    /// Print the crosstable of a results folder.
+    Crosstable(CrosstableArgs),
+    /// Follow a running game in the terminal (from a second terminal).
+    Watch(WatchArgs),
     /// Play one game between two players, shown move by move.
     Play(PlayArgs),
     /// Inspect the message board: who owns it, which mailboxes wait.
@@ -36,6 +42,54 @@ pub enum Command {
     Bot(BotArgs),
     /// Count the leaves of the game tree from the start position.
     Perft(PerftArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The tournament file.
+    #[arg(long, default_value = "tournament.toml")]
+    pub config: PathBuf,
+    /// Stop with an error if a player cannot be started (default: skip it
+    /// with the install hint and let the others play).
+    #[arg(long)]
+    pub strict: bool,
+    /// Override games-per-pairing (e.g. a short run in CI).
+    #[arg(long)]
+    pub games_per_pairing: Option<u32>,
+    /// Override the number of games played at once.
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    /// Crosstable format printed at the end: text, markdown, csv or json.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CrosstableArgs {
+    /// The results folder (default: tournament.toml's, else ./results).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// text, markdown, csv or json.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The game id to follow (default: the most recently started running game).
+    pub game: Option<String>,
+    /// The results folder (default: tournament.toml's, else ./results).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Give up if no game is running after this many seconds.
+    #[arg(long, default_value_t = 10)]
+    pub wait_secs: u64,
 }
 
 #[derive(Debug, Args)]

@@ -37,6 +37,56 @@ pub fn set_game_log_dir(dir: Option<PathBuf>) {
     *game_log_dir().lock().unwrap_or_else(|e| e.into_inner()) = dir;
 }
 
+fn progress_bar() -> &'static Mutex<Option<indicatif::ProgressBar>> {
+    static BAR: OnceLock<Mutex<Option<indicatif::ProgressBar>>> = OnceLock::new();
+    BAR.get_or_init(|| Mutex::new(None))
+}
+
+/// While a progress bar is shown, console log lines are printed above it.
+pub fn set_progress_bar(bar: Option<indicatif::ProgressBar>) {
+    *progress_bar().lock().unwrap_or_else(|e| e.into_inner()) = bar;
+}
+
+/// Prints one line to stderr, above the progress bar if one is shown.
+pub fn print_line(line: &str) {
+    let mut w = ConsoleWriter::default();
+    let _ = writeln!(w, "{line}");
+}
+
+/// stderr, but written around the progress bar (whole lines at a time).
+#[derive(Default)]
+struct ConsoleWriter {
+    buf: Vec<u8>,
+}
+
+impl Write for ConsoleWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let bar = progress_bar()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match bar {
+            Some(bar) if !bar.is_hidden() => bar.suspend(|| std::io::stderr().write_all(&buf)),
+            _ => std::io::stderr().write_all(&buf),
+        }
+    }
+}
+
+impl Drop for ConsoleWriter {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
 /// The console's default filter for a verbosity.
 fn console_default(verbose: u8, quiet: bool) -> &'static str {
     if quiet {
@@ -55,7 +105,7 @@ pub fn init(verbose: u8, quiet: bool) {
     let filter = EnvFilter::try_from_env(ENV_FILTER)
         .unwrap_or_else(|_| EnvFilter::new(console_default(verbose, quiet)));
     let console = fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(ConsoleWriter::default)
         .with_target(false)
         .with_ansi(use_color_on_stderr())
         .with_filter(filter);

@@ -2,7 +2,7 @@
 20 REM Mailbox protocol v1 (see PROTOCOL.md). Plays the move that turns
 30 REM over the most discs; ties: the first in reading order a1 b1 .. a2 ..
 40 REM   tournament.toml: command = ["bwbasic", "bots/bwbasic/greedy.bas"]
-50 REM   by hand: cd into the mailbox folder (or set TOURNAMENT_MAILBOX)
+50 REM   by hand: cd into the mailbox folder first (see line 4800)
 60 REM            and run: bwbasic /path/to/bots/bwbasic/greedy.bas
 70 REM bwbasic cannot import a library, so the shared mailbox code is in
 80 REM this file: lines 1000-4999. Copy them into your own bot unchanged;
@@ -161,15 +161,14 @@
 4710 RW = INT(I / SZ)
 4720 SN$ = CHR$(97 + I - RW * SZ) + CHR$(49 + RW)
 4730 RETURN
-4800 REM ---- MB$ = mailbox folder: $TOURNAMENT_MAILBOX if it is set, else .
-4810 MB$ = "."
-4820 E$ = ENVIRON$("TOURNAMENT_MAILBOX")
-4830 IF LEN(E$) = 0 OR LEFT$(E$, 1) <> "/" THEN RETURN
-4840 GD = 1
-4850 FOR K = 1 TO LEN(E$)
-4860 IF ASC(MID$(E$, K, 1)) < 32 OR ASC(MID$(E$, K, 1)) > 126 THEN GD = 0
-4870 NEXT K
-4880 IF GD = 1 THEN MB$ = E$
+4800 REM ---- MB$ = mailbox folder: always "." (the working directory) ---
+4810 REM TRAP: bwbasic 2.20 crashes (SIGSEGV) in OPEN when a file name is
+4820 REM longer than about 40 characters, and a mailbox's absolute path
+4830 REM (e.g. /home/me/board/players/bwbasic-greedy.1/in.txt) easily is.
+4840 REM So this bot never uses $TOURNAMENT_MAILBOX: the referee starts it
+4850 REM with the mailbox as working directory; by hand, cd into the
+4860 REM mailbox folder first.
+4870 MB$ = "."
 4890 RETURN
 4900 REM ---- error handler: a failed OPEN sets OK = 0, then goes on --------
 4910 OK = 0

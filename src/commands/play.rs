@@ -8,7 +8,7 @@ use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
 use crate::game::{replay_transcript, Position};
 use crate::mailbox::{BoardLock, LockOptions, DEFAULT_STALE};
-use crate::player::{become_subreaper, process, Instance};
+use crate::player::{become_subreaper, Instance};
 use crate::referee::{play_game, GameSpec, Rules, TimeControl};
 use crate::report::{ConsoleReporter, LogReporter};
 
@@ -49,7 +49,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         .unwrap_or(DEFAULT_STALE);
 
     become_subreaper();
-    process::stop_all_on_interrupt();
+    crate::interrupt::stop_at_once();
     let lock = BoardLock::acquire(
         &board,
         &LockOptions {

@@ -33,16 +33,6 @@ pub fn kill_all() {
     }
 }
 
-/// For one-game commands: the first Ctrl-C (or TERM) kills every bot and
-/// exits with status 130.
-pub fn stop_all_on_interrupt() {
-    let _ = ctrlc::set_handler(|| {
-        eprintln!("interrupted: stopping the bots");
-        kill_all();
-        std::process::exit(crate::error::exit::INTERRUPTED);
-    });
-}
-
 /// How a process ended, in words a user understands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExitInfo {

@@ -17,7 +17,7 @@ impl EventSink for LogReporter {
                 opening,
                 round,
                 ..
-            } => tracing::info!(
+            } => tracing::debug!(
                 round,
                 "game started: {black} (black) vs {white} (white), {size}x{size}, opening `{opening}`"
             ),
@@ -58,7 +58,7 @@ impl EventSink for LogReporter {
                 ..
             } => tracing::warn!("{color} forfeits ({reason}): {detail}"),
             Event::GameOver { record } => {
-                tracing::info!(transcript = %record.transcript, "game over: {}", result_line(record))
+                tracing::debug!(transcript = %record.transcript, "game over: {}", result_line(record))
             }
         }
     }

@@ -4,10 +4,15 @@
 //! Owns presentation only; no reporter can change a game.
 
 mod console;
+pub mod crosstable;
+pub mod live;
 mod log;
+mod progress;
 
 pub use console::ConsoleReporter;
+pub use live::LiveFiles;
 pub use log::LogReporter;
+pub use progress::Progress;
 
 use crate::record::{GameRecord, Winner};
 

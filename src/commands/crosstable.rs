@@ -1,0 +1,57 @@
+//! `tournament crosstable`: the standings computed from a results folder.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use crate::cli::CrosstableArgs;
+use crate::error::{exit, HarnessError};
+use crate::rating::crosstable;
+use crate::report::crosstable::{render, TableFormat};
+use crate::results::{read_records, GAMES_FILE};
+
+use super::players::optional_config;
+
+/// Whether stdout wants colour: a terminal, and NO_COLOR unset.
+pub fn stdout_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+pub fn parse_format(text: &str) -> Result<TableFormat, HarnessError> {
+    text.parse::<TableFormat>()
+        .map_err(|e| HarnessError::Config(format!("--format: {e}")))
+}
+
+/// The crosstable of `results` as text in `format`.
+pub fn render_results(
+    results: &Path,
+    players: &[String],
+    format: TableFormat,
+) -> anyhow::Result<String> {
+    let records = read_records(&results.join(GAMES_FILE))?;
+    let table = crosstable(&records, players);
+    Ok(render(&table, format, stdout_color()))
+}
+
+pub fn run(args: &CrosstableArgs) -> anyhow::Result<i32> {
+    let format = parse_format(&args.format)?;
+    let config = optional_config(args.config.as_deref())?;
+    let results = args
+        .results
+        .clone()
+        .or(config.as_ref().map(|c| c.results.clone()))
+        .unwrap_or_else(|| "results".into());
+    let file = results.join(GAMES_FILE);
+    if !file.exists() {
+        return Err(HarnessError::Config(format!(
+            "{} does not exist: no games were played into {} yet",
+            file.display(),
+            results.display()
+        ))
+        .into());
+    }
+    let players: Vec<String> = config
+        .map(|c| c.players.iter().map(|p| p.name.clone()).collect())
+        .unwrap_or_default();
+    print!("{}", render_results(&results, &players, format)?);
+    Ok(exit::OK)
+}

@@ -1,0 +1,133 @@
+//! `tournament watch [GAME]`: follows a running game from its live file,
+//! redrawing the board after each move, until the game ends.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::cli::WatchArgs;
+use crate::error::{exit, HarnessError};
+use crate::game::{diagram, parse_board_string, Color};
+use crate::report::live::{live_dir, LiveLine};
+
+use super::players::optional_config;
+
+/// The newest live file in `dir`, if any.
+fn newest(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+}
+
+pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
+    let config = optional_config(args.config.as_deref())?;
+    let results = args
+        .results
+        .clone()
+        .or(config.map(|c| c.results))
+        .unwrap_or_else(|| "results".into());
+    let dir = live_dir(&results);
+    let give_up = Instant::now() + Duration::from_secs(args.wait_secs);
+    let path = loop {
+        let found = match &args.game {
+            Some(id) => Some(dir.join(format!("{id}.jsonl"))).filter(|p| p.exists()),
+            None => newest(&dir),
+        };
+        if let Some(p) = found {
+            break p;
+        }
+        if Instant::now() >= give_up {
+            let what = match &args.game {
+                Some(id) => format!("game {id} is not running"),
+                None => "no game is running".into(),
+            };
+            return Err(HarnessError::Config(format!(
+                "{what} (looked in {} for {} s); finished games are in {}",
+                dir.display(),
+                args.wait_secs,
+                results.join("games.jsonl").display()
+            ))
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Once open, the file can be read to its end even after it is removed.
+    let file = File::open(&path)?;
+    follow(BufReader::new(file), &mut std::io::stdout().lock())
+}
+
+fn follow(mut reader: impl BufRead, out: &mut impl Write) -> anyhow::Result<i32> {
+    let tty = std::io::stdout().is_terminal();
+    let mut header = String::new();
+    let mut line = String::new();
+    let mut partial = String::new();
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line)?;
+        if n == 0 || !line.ends_with('\n') {
+            partial.push_str(&line);
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        let full = std::mem::take(&mut partial) + &line;
+        let Ok(event) = serde_json::from_str::<LiveLine>(&full) else {
+            continue;
+        };
+        match event {
+            LiveLine::Start {
+                id,
+                black,
+                white,
+                size: s,
+                opening,
+            } => {
+                header = format!("game {id}: {black} (X) vs {white} (O), {s}x{s}");
+                if !opening.is_empty() {
+                    header.push_str(&format!(", opening {opening}"));
+                }
+                writeln!(out, "{header}")?;
+            }
+            LiveLine::Move {
+                ply,
+                color,
+                mv,
+                ms,
+                board,
+            } => {
+                let to_move = if color == "black" {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                let pos = parse_board_string(&board, to_move).ok();
+                if tty {
+                    write!(out, "\x1b[2J\x1b[H{header}\n\n")?;
+                }
+                if let Some(pos) = pos {
+                    let d = pos.discs();
+                    write!(out, "{}", diagram(&pos))?;
+                    writeln!(
+                        out,
+                        "move {ply}: {color} {mv} ({ms} ms)   X {}  O {}\n",
+                        d.black, d.white
+                    )?;
+                }
+            }
+            LiveLine::Forfeit {
+                color,
+                reason,
+                detail,
+            } => writeln!(out, "{color} forfeits ({reason}): {detail}")?,
+            LiveLine::End { summary, .. } => {
+                writeln!(out, "game over: {summary}")?;
+                return Ok(exit::OK);
+            }
+        }
+        out.flush()?;
+    }
+}

@@ -1,0 +1,303 @@
+//! The results folder: `games.jsonl`, one finished game per line, appended
+//! and flushed as each game ends, plus the schedule it belongs to.
+//!
+//! Owns the files and their integrity: a line is written whole or not at
+//! all (a failed write is cut back), a half line left by a crash is removed
+//! on open, and a results folder never mixes two schedules. Knows nothing
+//! about how games are played.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::HarnessError;
+use crate::record::GameRecord;
+use crate::schedule::ScheduledGame;
+
+/// The results file inside the results folder.
+pub const GAMES_FILE: &str = "games.jsonl";
+/// The schedule the results belong to.
+pub const SCHEDULE_FILE: &str = "schedule.json";
+
+/// What is stored next to the results to recognise the schedule.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredSchedule {
+    pub tournament: String,
+    pub size: u8,
+    pub games: Vec<ScheduledGame>,
+}
+
+/// Append-only store of finished games.
+#[derive(Debug)]
+pub struct ResultStore {
+    path: PathBuf,
+    file: File,
+}
+
+fn unwritable(path: &Path, source: io::Error) -> HarnessError {
+    HarnessError::ResultsUnwritable {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Reads every complete record of a games file. A final line without its
+/// newline (a write cut short) is not a record. Errors name file and line.
+pub fn read_records(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(unwritable(path, e)),
+    };
+    let mut out = Vec::new();
+    let mut reader = BufReader::new(file);
+    let mut line = String::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        let read = reader
+            .read_line(&mut line)
+            .map_err(|e| unwritable(path, e))?;
+        if read == 0 || !line.ends_with('\n') {
+            break;
+        }
+        n += 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let rec: GameRecord = serde_json::from_str(&line).map_err(|e| {
+            HarnessError::Config(format!("{}:{n}: not a game record: {e}", path.display()))
+        })?;
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+impl ResultStore {
+    /// Opens (creating) `dir/games.jsonl` for appending and returns the
+    /// records already there. A half-written last line is cut off first.
+    pub fn open(dir: &Path) -> Result<(ResultStore, Vec<GameRecord>), HarnessError> {
+        fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
+        let path = dir.join(GAMES_FILE);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| unwritable(&path, e))?;
+        let len = file.metadata().map_err(|e| unwritable(&path, e))?.len();
+        if len > 0 {
+            let keep = complete_prefix_len(&mut file).map_err(|e| unwritable(&path, e))?;
+            if keep < len {
+                tracing::warn!(
+                    "{}: removing {} bytes of a half-written last line",
+                    path.display(),
+                    len - keep
+                );
+                file.set_len(keep).map_err(|e| unwritable(&path, e))?;
+            }
+        }
+        let records = read_records(&path)?;
+        Ok((ResultStore { path, file }, records))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line, flushed to the drive. On failure
+    /// (a full disk) the file is cut back so no partial line remains.
+    pub fn append(&mut self, record: &GameRecord) -> Result<(), HarnessError> {
+        let mut line = serde_json::to_string(record).expect("records serialize");
+        line.push('\n');
+        let before = self
+            .file
+            .metadata()
+            .map_err(|e| unwritable(&self.path, e))?
+            .len();
+        let result = self
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .and_then(|()| self.file.sync_data());
+        if let Err(e) = result {
+            let _ = self.file.set_len(before);
+            return Err(unwritable(&self.path, e));
+        }
+        Ok(())
+    }
+}
+
+/// Length of the file up to and including its last newline.
+fn complete_prefix_len(file: &mut File) -> io::Result<u64> {
+    let len = file.metadata()?.len();
+    let mut pos = len;
+    let mut buf = [0u8; 4096];
+    while pos > 0 {
+        let chunk = (pos as usize).min(buf.len());
+        pos -= chunk as u64;
+        file.seek(SeekFrom::Start(pos))?;
+        io::Read::read_exact(file, &mut buf[..chunk])?;
+        if let Some(i) = buf[..chunk].iter().rposition(|&b| b == b'\n') {
+            return Ok(pos + i as u64 + 1);
+        }
+    }
+    Ok(0)
+}
+
+/// Records the schedule of a new results folder, or checks that an
+/// existing one has the same; a different one stops the run.
+pub fn check_schedule(dir: &Path, schedule: &StoredSchedule) -> Result<(), HarnessError> {
+    let path = dir.join(SCHEDULE_FILE);
+    match fs::read_to_string(&path) {
+        Ok(text) => {
+            let stored: StoredSchedule = serde_json::from_str(&text).map_err(|e| {
+                HarnessError::Config(format!("{}: unreadable: {e}", path.display()))
+            })?;
+            if let Some(diff) = first_difference(&stored, schedule) {
+                return Err(HarnessError::ScheduleChanged(format!(
+                    "{} holds results of a different schedule ({diff}). The configuration changed \
+                     since those games were played; mixing them would give a wrong crosstable. \
+                     Use another `results` folder in tournament.toml, or move {} away to start over.",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let text = serde_json::to_string_pretty(schedule).expect("serializes");
+            fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
+            crate::mailbox::replace(dir, SCHEDULE_FILE, text.as_bytes())
+                .map_err(|e| unwritable(&path, e))
+        }
+        Err(e) => Err(unwritable(&path, e)),
+    }
+}
+
+fn first_difference(old: &StoredSchedule, new: &StoredSchedule) -> Option<String> {
+    if old.size != new.size {
+        return Some(format!("board size {} then, {} now", old.size, new.size));
+    }
+    if old.games.len() != new.games.len() {
+        let was: std::collections::BTreeSet<&str> = old
+            .games
+            .iter()
+            .flat_map(|g| [g.black.as_str(), g.white.as_str()])
+            .collect();
+        let now: std::collections::BTreeSet<&str> = new
+            .games
+            .iter()
+            .flat_map(|g| [g.black.as_str(), g.white.as_str()])
+            .collect();
+        let players = if was != now {
+            format!(
+                "; players then: {}; now: {}",
+                was.into_iter().collect::<Vec<_>>().join(", "),
+                now.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            String::new()
+        };
+        return Some(format!(
+            "{} games then, {} now{players}",
+            old.games.len(),
+            new.games.len()
+        ));
+    }
+    old.games
+        .iter()
+        .zip(&new.games)
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| {
+            format!(
+                "game {} (opening `{}`) then, game {} (opening `{}`) now",
+                a.id, a.opening, b.id, b.opening
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{DiscCount, EndReason, Winner};
+
+    fn rec(id: &str) -> GameRecord {
+        GameRecord {
+            id: id.into(),
+            round: 1,
+            black: "a".into(),
+            white: "b".into(),
+            size: 4,
+            opening: String::new(),
+            moves: vec![],
+            result: Winner::Black,
+            reason: EndReason::Normal,
+            forfeit: None,
+            discs: DiscCount {
+                black: 10,
+                white: 6,
+            },
+            discs_wof: DiscCount {
+                black: 10,
+                white: 6,
+            },
+            transcript: String::new(),
+            started: String::new(),
+            finished: String::new(),
+            time_ms: DiscCount { black: 0, white: 0 },
+        }
+    }
+
+    #[test]
+    fn appended_records_read_back_and_a_half_line_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (mut store, old) = ResultStore::open(dir.path()).unwrap();
+            assert!(old.is_empty());
+            store.append(&rec("g1")).unwrap();
+            store.append(&rec("g2")).unwrap();
+        }
+        // A crash mid-write leaves a partial line.
+        let path = dir.path().join(GAMES_FILE);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"id\":\"g3\",\"rou").unwrap();
+        drop(f);
+        assert_eq!(read_records(&path).unwrap().len(), 2);
+        let (mut store, old) = ResultStore::open(dir.path()).unwrap();
+        assert_eq!(
+            old.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["g1", "g2"]
+        );
+        store.append(&rec("g3")).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 3);
+        assert!(text
+            .lines()
+            .all(|l| serde_json::from_str::<GameRecord>(l).is_ok()));
+    }
+
+    #[test]
+    fn a_different_schedule_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let game = |id: &str| ScheduledGame {
+            id: id.into(),
+            round: 1,
+            black: "a".into(),
+            white: "b".into(),
+            opening: "f5".into(),
+        };
+        let s1 = StoredSchedule {
+            tournament: "t".into(),
+            size: 8,
+            games: vec![game("r1.a.b")],
+        };
+        check_schedule(dir.path(), &s1).unwrap();
+        check_schedule(dir.path(), &s1).unwrap();
+        let mut s2 = s1.clone();
+        s2.games.push(game("r2.b.a"));
+        let e = check_schedule(dir.path(), &s2).unwrap_err();
+        assert!(e.to_string().contains("1 games then, 2 now"), "{e}");
+        assert_eq!(e.exit_code(), crate::error::exit::SCHEDULE_CHANGED);
+    }
+}

@@ -1,0 +1,227 @@
+//! Who plays whom, in which colour, with which opening: pure functions from
+//! the tournament's shape to an ordered list of games with stable ids.
+//!
+//! Owns pairing formats, colour balance, opening generation and game ids.
+//! No I/O, no clocks, no processes.
+
+use rand::{Rng, SeedableRng};
+
+use crate::game::{replay_transcript, squares, transcript, Move, Position};
+
+/// One game to be played.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ScheduledGame {
+    /// Stable id: `r<round>.<black>.<white>` (names cannot contain dots).
+    pub id: String,
+    /// Round r is every pairing's r-th game.
+    pub round: u32,
+    pub black: String,
+    pub white: String,
+    /// The opening transcript (empty: the start position).
+    pub opening: String,
+}
+
+/// The pairs of a round robin among `n` players (indices), grouped into
+/// rounds by the circle method so that no player appears twice in a round.
+pub fn round_robin(n: usize) -> Vec<(usize, usize)> {
+    if n < 2 {
+        return vec![];
+    }
+    // With an odd count, a "bye" slot makes it even.
+    let m = if n.is_multiple_of(2) { n } else { n + 1 };
+    let mut ring: Vec<usize> = (0..m).collect();
+    let mut out = Vec::with_capacity(n * (n - 1) / 2);
+    for _ in 0..m - 1 {
+        for i in 0..m / 2 {
+            let (a, b) = (ring[i], ring[m - 1 - i]);
+            if a < n && b < n {
+                out.push((a.min(b), a.max(b)));
+            }
+        }
+        // Keep ring[0] fixed, rotate the rest by one.
+        let last = ring.pop().expect("m >= 2");
+        ring.insert(1, last);
+    }
+    out
+}
+
+/// The pairs of a gauntlet: `champion` against every other player.
+pub fn gauntlet(n: usize, champion: usize) -> Vec<(usize, usize)> {
+    (0..n)
+        .filter(|&i| i != champion)
+        .map(|i| (champion, i))
+        .collect()
+}
+
+/// `count` different openings of `plies` random legal plies each, from
+/// `seed` (forced passes are played and not counted).
+pub fn random_openings(size: u8, plies: u32, seed: u64, count: usize) -> Vec<String> {
+    if plies == 0 {
+        return vec![String::new(); count.max(1)];
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut out: Vec<String> = Vec::with_capacity(count);
+    let mut attempts = 0;
+    while out.len() < count {
+        attempts += 1;
+        let mut pos = Position::start(size);
+        let mut moves = Vec::new();
+        while moves.len() < plies as usize && !pos.is_over() {
+            if pos.must_pass() {
+                pos = pos.pass_unchecked();
+                continue;
+            }
+            let legal: Vec<_> = squares(pos.legal_moves()).collect();
+            let sq = legal[rng.gen_range(0..legal.len())];
+            moves.push(Move::Play(sq));
+            pos = pos.play(Move::Play(sq)).expect("legal").0;
+        }
+        let t = transcript(&moves);
+        // Prefer distinct openings; accept repeats when there are few.
+        if moves.len() == plies as usize && (!out.contains(&t) || attempts > 100 * count) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Orders games: round r holds every pairing's r-th game. Within a pairing,
+/// games 2k and 2k+1 share opening k with colours swapped, so each pairing
+/// plays equally often as black and white (for an even count).
+pub fn schedule(
+    names: &[String],
+    pairs: &[(usize, usize)],
+    games_per_pairing: u32,
+    openings: &[String],
+) -> Vec<ScheduledGame> {
+    let width = games_per_pairing.to_string().len().max(2);
+    let mut out = Vec::with_capacity(pairs.len() * games_per_pairing as usize);
+    for g in 0..games_per_pairing {
+        let opening = if openings.is_empty() {
+            String::new()
+        } else {
+            openings[(g / 2) as usize % openings.len()].clone()
+        };
+        for (p, &(a, b)) in pairs.iter().enumerate() {
+            // Alternate who starts with black across pairings too, so one
+            // player does not always open a round as black.
+            let flip = (g % 2 == 1) ^ (p % 2 == 1);
+            let (black, white) = if flip { (b, a) } else { (a, b) };
+            out.push(ScheduledGame {
+                id: format!("r{:0width$}.{}.{}", g + 1, names[black], names[white]),
+                round: g + 1,
+                black: names[black].clone(),
+                white: names[white].clone(),
+                opening: opening.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Checks every opening replays legally on `size`.
+pub fn check_openings(size: u8, openings: &[String]) -> Result<(), String> {
+    for o in openings {
+        replay_transcript(Position::start(size), o).map_err(|e| format!("opening `{o}`: {e}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{HashMap, HashSet};
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("p{i}")).collect()
+    }
+
+    #[test]
+    fn round_robin_meets_every_pair_once_in_rounds_without_repeats() {
+        for n in 2..=9 {
+            let pairs = round_robin(n);
+            assert_eq!(pairs.len(), n * (n - 1) / 2, "n = {n}");
+            let set: HashSet<_> = pairs.iter().collect();
+            assert_eq!(set.len(), pairs.len(), "no pair twice");
+            // Circle rounds: consecutive blocks of n/2 pairs share no player.
+            for block in pairs.chunks(n / 2) {
+                let mut seen = HashSet::new();
+                for &(a, b) in block {
+                    if n.is_multiple_of(2) {
+                        assert!(seen.insert(a) && seen.insert(b), "n = {n}: {block:?}");
+                    }
+                }
+            }
+        }
+        assert!(round_robin(1).is_empty());
+    }
+
+    #[test]
+    fn gauntlet_pits_the_champion_against_all() {
+        let table = [
+            (4, 0, vec![(0, 1), (0, 2), (0, 3)]),
+            (3, 2, vec![(2, 0), (2, 1)]),
+        ];
+        for (n, champ, expected) in table {
+            assert_eq!(gauntlet(n, champ), expected);
+        }
+    }
+
+    #[test]
+    fn colours_balance_and_openings_pair_up() {
+        let ns = names(4);
+        let pairs = round_robin(4);
+        let openings = random_openings(8, 4, 7, 2);
+        let games = schedule(&ns, &pairs, 4, &openings);
+        assert_eq!(games.len(), 6 * 4);
+        let mut black_count: HashMap<(String, String), u32> = HashMap::new();
+        for g in &games {
+            let key = if g.black < g.white {
+                (g.black.clone(), g.white.clone())
+            } else {
+                (g.white.clone(), g.black.clone())
+            };
+            *black_count.entry(key.clone()).or_default() += u32::from(g.black == key.0);
+        }
+        assert!(black_count.values().all(|&c| c == 2), "{black_count:?}");
+        // Games 2k and 2k+1 of a pairing share an opening with colours swapped.
+        for pair in &pairs {
+            let of_pair: Vec<_> = games
+                .iter()
+                .filter(|g| {
+                    (g.black == ns[pair.0] && g.white == ns[pair.1])
+                        || (g.black == ns[pair.1] && g.white == ns[pair.0])
+                })
+                .collect();
+            for two in of_pair.chunks(2) {
+                assert_eq!(two[0].opening, two[1].opening);
+                assert_eq!(two[0].black, two[1].white);
+            }
+        }
+        let ids: HashSet<_> = games.iter().map(|g| &g.id).collect();
+        assert_eq!(ids.len(), games.len(), "ids are unique");
+    }
+
+    #[test]
+    fn schedules_are_deterministic() {
+        let ns = names(5);
+        let a = schedule(&ns, &round_robin(5), 2, &random_openings(6, 3, 1, 1));
+        let b = schedule(&ns, &round_robin(5), 2, &random_openings(6, 3, 1, 1));
+        assert_eq!(a, b);
+        // Five players: p0 sits out the first circle round (paired with the bye).
+        assert_eq!(a[0].id, "r01.p1.p4");
+    }
+
+    #[test]
+    fn random_openings_are_legal_distinct_and_seeded() {
+        let o = random_openings(8, 6, 42, 10);
+        assert_eq!(o.len(), 10);
+        check_openings(8, &o).unwrap();
+        let distinct: HashSet<_> = o.iter().collect();
+        assert_eq!(distinct.len(), 10);
+        assert!(o.iter().all(|t| t.len() == 12));
+        assert_eq!(o, random_openings(8, 6, 42, 10));
+        assert_ne!(o, random_openings(8, 6, 43, 10));
+        assert_eq!(random_openings(4, 0, 1, 3), vec!["", "", ""]);
+    }
+}

@@ -1,0 +1,214 @@
+//! Runs scheduled games on a pool of worker threads fed through a
+//! crossbeam channel, each game with its own player instances.
+//!
+//! Owns: which game starts next (a bot started by hand plays one game at a
+//! time), the instances of each player (`name.1`, `name.2`, … created as
+//! concurrency needs them and reused from game to game), and ending every
+//! instance when the run is over. Writes no results: finished records go
+//! to the caller.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+
+use crate::error::HarnessError;
+use crate::event::EventSink;
+use crate::mailbox::BoardLock;
+use crate::player::{Instance, PlayerSpec, GRACE};
+use crate::record::GameRecord;
+use crate::referee::{play_game, GameSpec};
+
+use super::ScheduledGame;
+
+/// Everything a run needs besides the games.
+pub struct PoolSetup<'a> {
+    pub board: &'a Path,
+    pub concurrency: u32,
+    pub players: &'a HashMap<String, Arc<PlayerSpec>>,
+    /// The game to play for a scheduled game (size, clock, rules).
+    pub game_spec: &'a (dyn Fn(&ScheduledGame) -> GameSpec + Sync),
+    pub lock: Option<&'a BoardLock>,
+    pub sink: &'a dyn EventSink,
+    /// Set (by Ctrl-C) to start no further game.
+    pub stop: &'a AtomicBool,
+}
+
+struct Job {
+    game: ScheduledGame,
+    black: Instance,
+    white: Instance,
+}
+
+struct Done {
+    game: ScheduledGame,
+    black: Instance,
+    white: Instance,
+    result: Result<GameRecord, HarnessError>,
+}
+
+/// Free instances per player, and how many each has.
+#[derive(Default)]
+struct Instances {
+    free: HashMap<String, Vec<Instance>>,
+    made: HashMap<String, u32>,
+}
+
+impl Instances {
+    fn take(&mut self, spec: &Arc<PlayerSpec>, board: &Path) -> Result<Instance, HarnessError> {
+        if let Some(i) = self.free.get_mut(&spec.name).and_then(Vec::pop) {
+            return Ok(i);
+        }
+        let k = self.made.entry(spec.name.clone()).or_insert(0);
+        *k += 1;
+        Instance::new(Arc::clone(spec), board, *k)
+            .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))
+    }
+
+    fn give_back(&mut self, inst: Instance) {
+        self.free
+            .entry(inst.spec().name.clone())
+            .or_default()
+            .push(inst);
+    }
+
+    /// Ends every instance at once: TERM, a grace period, KILL.
+    fn stop_all(&mut self) {
+        let all: Vec<Instance> = self.free.drain().flat_map(|(_, v)| v).collect();
+        std::thread::scope(|s| {
+            for mut inst in all {
+                s.spawn(move || {
+                    inst.stop(GRACE);
+                    drop(inst);
+                });
+            }
+        });
+    }
+}
+
+fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
+    for mut job in jobs {
+        let spec = (setup.game_spec)(&job.game);
+        let result = play_game(
+            &spec,
+            &mut job.black,
+            &mut job.white,
+            setup.lock,
+            setup.sink,
+        );
+        let _ = done.send(Done {
+            game: job.game,
+            black: job.black,
+            white: job.white,
+            result,
+        });
+    }
+}
+
+/// Plays `games` (in order, as far as free players allow) and hands each
+/// record to `on_record` as it finishes. Returns how many were not played
+/// (because of a stop request).
+pub fn run_games(
+    games: Vec<ScheduledGame>,
+    setup: &PoolSetup<'_>,
+    on_record: &mut dyn FnMut(GameRecord) -> Result<(), HarnessError>,
+) -> Result<usize, HarnessError> {
+    let mut pending: VecDeque<ScheduledGame> = games.into();
+    let mut instances = Instances::default();
+    let (job_tx, job_rx) = unbounded::<Job>();
+    let (done_tx, done_rx) = unbounded::<Done>();
+    let workers = setup.concurrency.max(1) as usize;
+    let waiting: HashSet<&str> = setup
+        .players
+        .values()
+        .filter(|p| p.is_waiting())
+        .map(|p| p.name.as_str())
+        .collect();
+    std::thread::scope(|scope| {
+        for n in 0..workers {
+            let (rx, tx) = (job_rx.clone(), done_tx.clone());
+            std::thread::Builder::new()
+                .name(format!("game-worker-{n}"))
+                .spawn_scoped(scope, move || worker(rx, tx, setup))
+                .expect("spawn worker");
+        }
+        drop(done_tx);
+        let mut busy: HashSet<String> = HashSet::new();
+        let mut running = 0usize;
+        let mut failure: Option<HarnessError> = None;
+        loop {
+            // Start what can start.
+            while failure.is_none() && running < workers && !setup.stop.load(Ordering::SeqCst) {
+                let next = pending.iter().position(|g| {
+                    ![&g.black, &g.white]
+                        .iter()
+                        .any(|n| waiting.contains(n.as_str()) && busy.contains(n.as_str()))
+                });
+                let Some(idx) = next else { break };
+                let game = pending.remove(idx).expect("index found");
+                let spec_of = |name: &str| {
+                    setup.players.get(name).cloned().ok_or_else(|| {
+                        HarnessError::Config(format!(
+                            "game {} names unknown player `{name}`",
+                            game.id
+                        ))
+                    })
+                };
+                let taken = spec_of(&game.black).and_then(|b| {
+                    let w = spec_of(&game.white)?;
+                    let bi = instances.take(&b, setup.board)?;
+                    match instances.take(&w, setup.board) {
+                        Ok(wi) => Ok((bi, wi)),
+                        Err(e) => {
+                            instances.give_back(bi);
+                            Err(e)
+                        }
+                    }
+                });
+                match taken {
+                    Ok((black, white)) => {
+                        for n in [&game.black, &game.white] {
+                            if waiting.contains(n.as_str()) {
+                                busy.insert(n.clone());
+                            }
+                        }
+                        running += 1;
+                        job_tx
+                            .send(Job { game, black, white })
+                            .expect("workers alive");
+                    }
+                    Err(e) => failure = Some(e),
+                }
+            }
+            if running == 0 {
+                break;
+            }
+            let done = done_rx.recv().expect("a worker answers");
+            running -= 1;
+            busy.remove(&done.game.black);
+            busy.remove(&done.game.white);
+            instances.give_back(done.black);
+            instances.give_back(done.white);
+            match done.result {
+                Ok(record) => {
+                    if let Err(e) = on_record(record) {
+                        failure.get_or_insert(e);
+                    }
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        // Bots end before their workers: a bot's parent-death signal is
+        // tied to the thread that started it.
+        instances.stop_all();
+        drop(job_tx);
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(pending.len()),
+        }
+    })
+}
