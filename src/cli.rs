@@ -40,8 +40,67 @@ pub enum Command {
     /// Run a built-in bot on a mailbox (what the referee spawns for
     /// `builtin = "..."` players).
     Bot(BotArgs),
+    /// Check a bot against the protocol with scripted positions; exit
+    /// status 0 only for a compliant bot.
+    CheckBot(CheckBotArgs),
+    /// Export the games of a results folder (GGF, WTHOR).
+    Export(ExportArgs),
+    /// Write a self-contained HTML report with replayable games.
+    Report(ReportArgs),
+    /// Measure the harness: hand-off latency, throughput, idle cost, rules
+    /// engine, scale.
+    Bench(BenchArgs),
     /// Count the leaves of the game tree from the start position.
     Perft(PerftArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckBotArgs {
+    /// Milliseconds the bot gets per move.
+    #[arg(long, default_value_t = 2000)]
+    pub move_ms: u64,
+    /// Milliseconds from NEW to READY.
+    #[arg(long, default_value_t = 10000)]
+    pub startup_ms: u64,
+    /// The bot's command line, after `--` (e.g. `-- ruby bots/ruby/greedy.rb`).
+    #[arg(last = true, required = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Write every game into one GGF file.
+    #[arg(long)]
+    pub ggf: Option<PathBuf>,
+    /// Write the 8x8 games as WTHOR database files into this folder.
+    #[arg(long)]
+    pub wthor: Option<PathBuf>,
+    /// The results folder (default: tournament.toml's, else ./results).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Where to write the HTML file (default: <results>/report.html).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// The results folder (default: tournament.toml's, else ./results).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// A first look in under 30 seconds (fewer repetitions, smaller sizes).
+    #[arg(long)]
+    pub quick: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,12 +1,16 @@
 //! One module per subcommand: each turns parsed arguments into work done by
 //! the library and output for the user. Dispatch lives here.
 
+mod bench;
 mod board;
 mod bot;
+mod check_bot;
 mod crosstable;
+mod export;
 mod perft;
 mod play;
 mod players;
+mod report;
 mod run;
 mod watch;
 
@@ -21,6 +25,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Play(args) => play::run(&args),
         Command::Board(BoardCommand::Status(args)) => board::status(&args),
         Command::Bot(args) => bot::run(&args),
+        Command::CheckBot(args) => check_bot::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Report(args) => report::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Perft(args) => perft::run(&args),
     }
 }
