@@ -5,3 +5,4 @@ mod fixture;
 mod mailbox;
 mod referee;
 mod rules;
+mod tournament;

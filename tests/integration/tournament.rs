@@ -1,0 +1,374 @@
+//! `tournament run` as a user runs it: a round robin at concurrency 2,
+//! resume after kill -9, Ctrl-C, config errors, a changed schedule, and
+//! `watch` from a second process.
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use tournament::record::GameRecord;
+
+use crate::fixture::{fakebot, live_in_group, tournament_bin, wait_until, Scratch};
+
+fn toml(players: &[(&str, &str)], extra: &str) -> String {
+    let mut t = format!(
+        "[tournament]\nname = \"test\"\ngames-per-pairing = 2\nconcurrency = 2\nsize = 6\n{extra}\n\
+         [time]\nmove-ms = 3000\nstartup-ms = 5000\n\n[openings]\nrandom-plies = 2\nseed = 3\n"
+    );
+    for (name, how) in players {
+        t.push_str(&format!("\n[[player]]\nname = \"{name}\"\n{how}\n"));
+    }
+    t
+}
+
+fn builtin(b: &str) -> String {
+    format!("builtin = \"{b}\"")
+}
+
+fn command(cmdline: &str) -> String {
+    let parts: Vec<String> = cmdline.split(' ').map(|p| format!("{p:?}")).collect();
+    format!("command = [{}]", parts.join(", "))
+}
+
+fn records(s: &Scratch) -> Vec<GameRecord> {
+    std::fs::read_to_string(s.join("results/games.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// id → (transcript, result, WOF discs): what must not depend on timing.
+fn outcomes(recs: &[GameRecord]) -> BTreeMap<String, (String, String, u32, u32)> {
+    recs.iter()
+        .map(|r| {
+            (
+                r.id.clone(),
+                (
+                    r.transcript.clone(),
+                    r.result.name().to_string(),
+                    r.discs_wof.black,
+                    r.discs_wof.white,
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_four_player_round_robin_at_concurrency_2_adds_up() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &toml(
+            &[
+                ("rand", &builtin("random")),
+                ("greedy", &builtin("greedy")),
+                ("weighted", &builtin("weighted")),
+                ("rand2", &builtin("random")),
+            ],
+            "",
+        ),
+    );
+    let out = s
+        .cmd(&["run"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for name in ["rand", "greedy", "weighted", "rand2"] {
+        assert!(stdout.contains(name), "{stdout}");
+    }
+    let recs = records(&s);
+    assert_eq!(recs.len(), 12, "6 pairings x 2 games");
+    let json = s.cmd(&["crosstable", "--format", "json"]).output().unwrap();
+    assert!(json.status.success());
+    let table: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(table["games"], 12);
+    let standings = table["standings"].as_array().unwrap();
+    let points: f64 = standings
+        .iter()
+        .map(|p| p["points"].as_f64().unwrap())
+        .sum();
+    let games: u64 = standings.iter().map(|p| p["games"].as_u64().unwrap()).sum();
+    assert_eq!(points, 12.0, "one point per game");
+    assert_eq!(games, 24, "two players per game");
+    for p in standings {
+        assert_eq!(p["games"], 6, "{p}");
+    }
+    // Each pairing played once as black and once as white.
+    let mut colours: BTreeMap<(String, String), u32> = BTreeMap::new();
+    for r in &recs {
+        *colours
+            .entry((r.black.clone(), r.white.clone()))
+            .or_default() += 1;
+    }
+    assert!(colours.values().all(|&n| n == 1), "{colours:?}");
+    // Two instances at most per player, and the board is left clean.
+    let left: Vec<_> = std::fs::read_dir(s.join("board/players"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "mailboxes left behind: {left:?}");
+    assert!(!s.join("board/REFEREE").exists());
+}
+
+fn resumable_toml() -> String {
+    toml(
+        &[
+            ("rand", &builtin("random")),
+            ("greedy", &builtin("greedy")),
+            ("weighted", &builtin("weighted")),
+            ("slowpoke", &command(&fakebot("slow 12"))),
+        ],
+        "",
+    )
+    .replace("games-per-pairing = 2", "games-per-pairing = 4")
+}
+
+#[test]
+fn kill_9_mid_run_then_resume_loses_and_doubles_nothing() {
+    // The uninterrupted reference.
+    let reference = Scratch::new();
+    reference.write("tournament.toml", &resumable_toml());
+    let out = reference
+        .cmd(&["run"])
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = outcomes(&records(&reference));
+    assert_eq!(expected.len(), 24);
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &resumable_toml());
+    let mut child = Command::new(tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(120, || records(&s).len() >= 5),
+        "games were played"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = records(&s);
+    assert!(before.len() < 24, "killed mid-run ({} games)", before.len());
+
+    let out = s
+        .cmd(&["run"])
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = records(&s);
+    assert_eq!(after.len(), 24, "no game lost or doubled");
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "finished games kept as they were"
+    );
+    assert_eq!(
+        outcomes(&after),
+        expected,
+        "same results as the uninterrupted run"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("({} already played)", before.len())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn ctrl_c_finishes_running_games_then_a_second_one_stops_at_once() {
+    let s = Scratch::new();
+    s.write("tournament.toml", &resumable_toml());
+    let log = s.join("starts.log");
+    let child = Command::new(tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .env("FAKEBOT_LOG", &log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(120, || records(&s).len() >= 2));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the running games finish"), "{err}");
+    assert!(
+        err.contains("games left; run the same command again to resume"),
+        "{err}"
+    );
+    let first = records(&s).len();
+    assert!(first < 24);
+
+    // Second run: two signals in a row stop at once and kill the bots.
+    let child = Command::new(tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .env("FAKEBOT_LOG", &log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(wait_until(60, || std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        > started));
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(100));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopping at once"));
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        let pid: u32 = line.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(
+            wait_until(5, || live_in_group(pid).is_empty()),
+            "bot group {pid} outlived the referee"
+        );
+    }
+    // And the run still completes later, with every game exactly once.
+    let out = s
+        .cmd(&["run"])
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let recs = records(&s);
+    assert_eq!(recs.len(), 24);
+    let ids: std::collections::BTreeSet<_> = recs.iter().map(|r| &r.id).collect();
+    assert_eq!(ids.len(), 24);
+}
+
+fn config_error(text: &str) -> (i32, String) {
+    let s = Scratch::new();
+    s.write("tournament.toml", text);
+    let out = s.cmd(&["run"]).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn config_errors_name_file_line_column_and_key() {
+    let base = toml(&[("a", &builtin("random")), ("b", &builtin("greedy"))], "");
+    let cases = [
+        (
+            base.replace("concurrency = 2", "concurency = 2"),
+            "tournament.toml:4:1: `tournament.concurency`: unknown field `concurency`",
+        ),
+        (
+            base.replace("size = 6", "size = \"six\""),
+            "tournament.toml:5:8: `tournament.size`: invalid type: string \"six\", expected u8",
+        ),
+        (
+            base.replace("size = 6", "size = 7"),
+            "tournament.toml:5:8: `tournament.size`: board size 7 is not allowed; expected 4, 6 or 8",
+        ),
+        (
+            base.replace(
+                "size = 6",
+                "size = 6\nformat = \"gauntlet\"\ngauntlet-player = \"zed\"",
+            ),
+            "tournament.toml:7:19: `tournament.gauntlet-player`: unknown player `zed`; expected one of the [[player]] names: a, b",
+        ),
+        (
+            base.replace("name = \"b\"", "name = \"a\""),
+            "`player[2].name`: duplicate player name `a` (first defined at line",
+        ),
+    ];
+    for (text, expected) in cases {
+        let (code, err) = config_error(&text);
+        assert_eq!(code, 3, "{err}");
+        assert!(err.contains(expected), "expected `{expected}` in:\n{err}");
+    }
+}
+
+#[test]
+fn a_changed_schedule_is_refused() {
+    let s = Scratch::new();
+    let two = toml(&[("a", &builtin("random")), ("b", &builtin("greedy"))], "");
+    s.write("tournament.toml", &two);
+    assert!(s.cmd(&["run"]).output().unwrap().status.success());
+    let three = toml(
+        &[
+            ("a", &builtin("random")),
+            ("b", &builtin("greedy")),
+            ("c", &builtin("weighted")),
+        ],
+        "",
+    );
+    s.write("tournament.toml", &three);
+    let out = s.cmd(&["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("different schedule"), "{err}");
+    assert!(err.contains("players then: a, b; now: a, b, c"), "{err}");
+    assert_eq!(records(&s).len(), 2, "nothing was mixed in");
+}
+
+#[test]
+fn watch_follows_a_running_game_to_its_end() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &toml(
+            &[
+                ("slow", &command(&fakebot("slow 40"))),
+                ("greedy", &builtin("greedy")),
+            ],
+            "",
+        )
+        .replace("concurrency = 2", "concurrency = 1"),
+    );
+    let mut run = Command::new(tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = s
+        .cmd(&["watch", "--wait-secs", "30"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    run.wait().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("game r01."), "{text}");
+    assert!(text.contains("   a b c d e f"), "a board was drawn: {text}");
+    assert!(text.contains("move 5: "), "{text}");
+    assert!(text.contains("game over: "), "{text}");
+}
