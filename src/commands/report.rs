@@ -1,7 +1,40 @@
-//! `tournament report`: one self-contained HTML file.
+//! `tournament report`: one self-contained HTML file of a results folder
+//! (crosstable, player statistics, every game in a board viewer), by
+//! default `<results>/report.html`.
+//!
+//! Owns finding the inputs and writing the file; the page itself is
+//! `report::html`, the standings `rating::crosstable`.
 
 use crate::cli::ReportArgs;
+use crate::error::{exit, HarnessError};
+use crate::rating::crosstable;
+use crate::report::{ggf, html};
 
-pub fn run(_args: &ReportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("this command is being built")
+use super::export::{load_records, results_dir, tournament_name};
+use super::players::optional_config;
+
+pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
+    let config = optional_config(args.config.as_deref())?;
+    let results = results_dir(args.results.as_deref(), config.as_ref());
+    let records = load_records(&results)?;
+    let players: Vec<String> = config
+        .as_ref()
+        .map(|c| c.players.iter().map(|p| p.name.clone()).collect())
+        .unwrap_or_default();
+    let table = crosstable(&records, &players);
+    let title = tournament_name(&results, config.as_ref());
+    let generated = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let page = html::render(&title, &generated, &records, &table);
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| results.join("report.html"));
+    ggf::write_atomically(&output, page.as_bytes()).map_err(|source| {
+        HarnessError::ResultsUnwritable {
+            path: output.clone(),
+            source,
+        }
+    })?;
+    println!("{}", output.display());
+    Ok(exit::OK)
 }

@@ -5,9 +5,12 @@
 
 mod console;
 pub mod crosstable;
+pub mod ggf;
+pub mod html;
 pub mod live;
 mod log;
 mod progress;
+pub mod wthor;
 
 pub use console::ConsoleReporter;
 pub use live::LiveFiles;

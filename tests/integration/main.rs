@@ -3,6 +3,7 @@
 
 mod fixture;
 mod mailbox;
+mod records;
 mod referee;
 mod rules;
 mod tournament;

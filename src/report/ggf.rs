@@ -1,0 +1,296 @@
+//! Game records in GGF, the Generic Game Format that Igor Durdanovic
+//! defined for GGS (described at skatgame.net/mburo/ggsa/ggf): one game is
+//! `(;GM[Othello]PC[..]DT[..]PB[..]PW[..]RE[..]TY[..]BO[..]B[..]W[..]…;)`,
+//! and a file may hold many games, one per line.
+//!
+//! Owns the GGF text of a finished game and the per-game file
+//! `results/games/<id>.ggf`. Must not read `games.jsonl`, judge a game or
+//! change a record: it prints what the referee recorded.
+//!
+//! Choices, where GGF leaves room:
+//! - `BO` is always the standard start position of the board size, black
+//!   (`*`) to move; the opening's moves are written as ordinary moves (with
+//!   time 0), so every reader sees the whole game from the start.
+//! - Every ply is a `B[..]`/`W[..]` property in order, passes included
+//!   (`PA`, also the referee's automatic passes). The value is
+//!   `square//seconds`: no evaluation, the thinking time in seconds with
+//!   three decimals (`B[d3//1.234]`).
+//! - `RE` is black's disc difference with the empty squares given to the
+//!   winner (the record's `discs_wof`), with three decimals: `RE[+12.000]`.
+//!   A forfeit scores every square to the winner (`RE[+64.000]` on 8×8) and
+//!   carries GGF's flag: `:t` (time out) for `timeout`, `no-ready` and
+//!   `incomplete` (no complete answer in time); `:r` (resigned) for every
+//!   other forfeit (illegal or unreadable answers, a crashed or unstartable
+//!   bot), GGF having no closer word for a game given up by breaking the
+//!   rules.
+//! - `DT` is the start in GGF's `year.month.day_hour:minute:second.zone`
+//!   form, zone `UTC`; `PC` is `tournament`; `TY` is the board size. There
+//!   is no `TI`: the record does not hold the time control.
+//! - Values are plain text inside `[..]` and GGF defines no escape, so `[`,
+//!   `]`, `\` and control characters in names become `_`.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::game::{Color, Position, Square};
+use crate::record::{EndReason, GameRecord};
+
+/// The folder, inside the results folder, of the per-game GGF files.
+pub const GAMES_DIR: &str = "games";
+
+/// The GGF text of one game, without a line end.
+pub fn game(record: &GameRecord) -> String {
+    let mut s = String::with_capacity(256 + record.moves.len() * 16);
+    s.push_str("(;GM[Othello]PC[tournament]");
+    if let Some(dt) = ggf_date(&record.started) {
+        s.push_str(&format!("DT[{dt}]"));
+    }
+    s.push_str(&format!(
+        "PB[{}]PW[{}]RE[{}]TY[{}]BO[{}]",
+        value(&record.black),
+        value(&record.white),
+        result(record),
+        record.size,
+        start_board(record.size)
+    ));
+    for m in &record.moves {
+        let tag = if m.color == "white" { 'W' } else { 'B' };
+        let mv = if m.mv == "pass" {
+            "PA".to_string()
+        } else {
+            value(&m.mv)
+        };
+        s.push_str(&format!("{tag}[{mv}//{}]", seconds(m.ms)));
+    }
+    s.push_str(";)");
+    s
+}
+
+/// `RE`'s value: black's disc difference (winner takes the empties), with
+/// `:t` or `:r` after a forfeit.
+pub fn result(record: &GameRecord) -> String {
+    let diff = record.discs_wof.black as i64 - record.discs_wof.white as i64;
+    let sign = if diff < 0 { '-' } else { '+' };
+    let flag = match record.reason {
+        EndReason::Normal => "",
+        EndReason::Timeout | EndReason::NoReady | EndReason::Incomplete => ":t",
+        _ => ":r",
+    };
+    format!("{sign}{}.000{flag}", diff.abs())
+}
+
+/// `BO`'s value for the standard start: `8 -------- … ---O*--- … *`.
+fn start_board(size: u8) -> String {
+    let pos = Position::start(size);
+    let mut s = size.to_string();
+    for row in 0..size {
+        s.push(' ');
+        for col in 0..size {
+            s.push(match pos.at(Square::new(col, row)) {
+                Some(Color::Black) => '*',
+                Some(Color::White) => 'O',
+                None => '-',
+            });
+        }
+    }
+    s.push_str(" *");
+    s
+}
+
+/// Milliseconds as seconds with three decimals.
+fn seconds(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// `2026-11-22T16:30:19.358Z` → `2026.11.22_16:30:19.UTC`; `None` if the
+/// text does not start with an RFC 3339 date and time.
+fn ggf_date(rfc3339: &str) -> Option<String> {
+    let b = rfc3339.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    let shape = digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b'T' | b't' | b' ')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !shape {
+        return None;
+    }
+    let t = &rfc3339[..19];
+    Some(format!(
+        "{}.{}.{}_{}.UTC",
+        &t[0..4],
+        &t[5..7],
+        &t[8..10],
+        &t[11..19]
+    ))
+}
+
+/// A property value GGF can hold: no brackets, backslashes or control
+/// characters.
+fn value(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if matches!(c, '[' | ']' | '\\') || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// The file name of a game: its id with anything but letters, digits, `.`,
+/// `-` and `_` replaced (and no leading dot), plus `.ggf`.
+pub fn file_name(id: &str) -> String {
+    let mut name: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() || name.starts_with('.') {
+        name.insert(0, '_');
+    }
+    name.push_str(".ggf");
+    name
+}
+
+/// The path of a game's GGF file inside `results_dir`.
+pub fn game_file_path(results_dir: &Path, id: &str) -> PathBuf {
+    results_dir.join(GAMES_DIR).join(file_name(id))
+}
+
+/// Writes `results_dir/games/<id>.ggf` (one line) atomically: a temporary
+/// file in the same folder, flushed to disk, then renamed over the target.
+pub fn write_game_file(results_dir: &Path, record: &GameRecord) -> io::Result<PathBuf> {
+    let path = game_file_path(results_dir, &record.id);
+    let mut text = game(record);
+    text.push('\n');
+    write_atomically(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+/// Writes `bytes` to `path` through a temporary sibling and a rename, so a
+/// reader sees the old file or the whole new one, never a part.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let written = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{DiscCount, MoveRecord, Winner};
+
+    fn mv(color: &str, m: &str, ms: u64) -> MoveRecord {
+        MoveRecord {
+            color: color.into(),
+            mv: m.into(),
+            ms,
+            opening: false,
+            auto: false,
+        }
+    }
+
+    fn record() -> GameRecord {
+        GameRecord {
+            id: "r01.a.b".into(),
+            round: 1,
+            black: "a".into(),
+            white: "b[x]".into(),
+            size: 8,
+            opening: String::new(),
+            moves: vec![mv("black", "d3", 1234), mv("white", "pass", 0)],
+            result: Winner::Black,
+            reason: EndReason::Normal,
+            forfeit: None,
+            discs: DiscCount {
+                black: 38,
+                white: 20,
+            },
+            discs_wof: DiscCount {
+                black: 44,
+                white: 20,
+            },
+            transcript: "d3".into(),
+            started: "2026-11-22T16:30:19.358Z".into(),
+            finished: String::new(),
+            time_ms: DiscCount { black: 0, white: 0 },
+        }
+    }
+
+    #[test]
+    fn a_game_in_ggf() {
+        let g = game(&record());
+        assert_eq!(
+            g,
+            "(;GM[Othello]PC[tournament]DT[2026.11.22_16:30:19.UTC]PB[a]PW[b_x_]\
+             RE[+24.000]TY[8]BO[8 -------- -------- -------- ---O*--- ---*O--- \
+             -------- -------- -------- *]B[d3//1.234]W[PA//0.000];)"
+        );
+    }
+
+    #[test]
+    fn forfeits_carry_the_flag() {
+        let mut r = record();
+        r.discs_wof = DiscCount {
+            black: 0,
+            white: 64,
+        };
+        r.reason = EndReason::Timeout;
+        assert_eq!(result(&r), "-64.000:t");
+        r.reason = EndReason::Garbage;
+        assert_eq!(result(&r), "-64.000:r");
+        r.reason = EndReason::Normal;
+        r.discs_wof = DiscCount {
+            black: 32,
+            white: 32,
+        };
+        assert_eq!(result(&r), "+0.000");
+    }
+
+    #[test]
+    fn dates_and_file_names() {
+        assert_eq!(
+            ggf_date("2026-01-02T03:04:05Z").unwrap(),
+            "2026.01.02_03:04:05.UTC"
+        );
+        assert_eq!(ggf_date("yesterday"), None);
+        assert_eq!(file_name("r01.a.b"), "r01.a.b.ggf");
+        assert_eq!(file_name("../x"), "_.._x.ggf");
+        assert_eq!(file_name(""), "_.ggf");
+        assert_eq!(start_board(4), "4 ---- -O*- -*O- ---- *");
+    }
+}

@@ -1,0 +1,538 @@
+//! The HTML report: one self-contained page (inline CSS and JavaScript, no
+//! external URL) with the crosstable, per-player statistics and every game
+//! in a board viewer.
+//!
+//! Owns the page's markup, style and script. Pure: [`render`] returns the
+//! text; the `report` command writes it. Must not compute standings (that is
+//! `crate::rating`) or read files.
+//!
+//! The viewer: the games are embedded as JSON and the script replays them
+//! with its own small Othello move applier, drawing an SVG board whose
+//! stones are `<circle class="stone black">` / `<circle class="stone
+//! white">`. It steps with the First/Prev/Next/Last buttons, ArrowLeft /
+//! ArrowRight (Home / End), or by clicking a move. Ply `k` is the position
+//! after the first `k` plies of the record, passes included. The page reads
+//! and keeps `#game=<id>&ply=<k>` in its address, so a position can be
+//! linked to (and a test can open one). Every player name and text from a
+//! record is escaped; the script only ever sets text, never markup.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::rating::Crosstable;
+use crate::record::{EndReason, GameRecord, Winner};
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON that can sit inside a `<script>` element: `<`, `>` and `&` are
+/// written as `\u003c`… (they only occur inside JSON strings).
+fn script_json(value: &serde_json::Value) -> String {
+    serde_json::to_string(value)
+        .expect("JSON of plain values")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+fn points(p: f64) -> String {
+    format!("{}", p + 0.0)
+}
+
+fn signed(v: i64) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+fn percent(points: f64, games: u32) -> String {
+    if games == 0 {
+        String::new()
+    } else {
+        format!(" ({:.0} %)", 100.0 * points / games as f64)
+    }
+}
+
+/// Forfeits per player, by reason: who lost a game that did not end
+/// normally, and why.
+pub fn forfeits_by_reason(records: &[GameRecord]) -> BTreeMap<String, BTreeMap<EndReason, u32>> {
+    let mut out: BTreeMap<String, BTreeMap<EndReason, u32>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.reason != EndReason::Normal) {
+        let loser = match (&r.forfeit, r.result) {
+            (Some(f), _) if f.color == "white" => &r.white,
+            (Some(_), _) => &r.black,
+            (None, Winner::Black) => &r.white,
+            (None, Winner::White) => &r.black,
+            (None, Winner::Draw) => continue,
+        };
+        *out.entry(loser.clone())
+            .or_default()
+            .entry(r.reason)
+            .or_default() += 1;
+    }
+    out
+}
+
+fn result_text(r: &GameRecord) -> String {
+    let score = format!("{}-{}", r.discs_wof.black, r.discs_wof.white);
+    match r.result {
+        Winner::Black => format!("{score} black wins"),
+        Winner::White => format!("{score} white wins"),
+        Winner::Draw => format!("{score} draw"),
+    }
+}
+
+/// The embedded game data the script replays.
+fn games_json(records: &[GameRecord]) -> serde_json::Value {
+    let games: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| {
+            let moves: Vec<serde_json::Value> = r
+                .moves
+                .iter()
+                .map(|m| {
+                    serde_json::json!({
+                        "m": m.mv,
+                        "c": if m.color == "white" { "w" } else { "b" },
+                        "ms": m.ms,
+                        "o": m.opening,
+                        "a": m.auto,
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "id": r.id,
+                "round": r.round,
+                "black": r.black,
+                "white": r.white,
+                "size": r.size,
+                "moves": moves,
+                "result": result_text(r),
+                "reason": r.reason.code(),
+                "detail": r.forfeit.as_ref().map(|f| format!("{} forfeited: {}", f.color, f.detail)),
+                "started": r.started,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(games)
+}
+
+fn crosstable_html(out: &mut String, table: &Crosstable) {
+    let n = table.standings.len();
+    out.push_str("<table class=\"cross\"><thead><tr><th>#</th><th class=\"l\">Player</th><th>Points</th><th>Games</th><th>W-D-L</th><th>Discs</th><th>Elo</th>");
+    for k in 1..=n {
+        let _ = write!(out, "<th>{k}</th>");
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for (i, s) in table.standings.iter().enumerate() {
+        let elo = if s.elo_error.is_finite() {
+            format!(
+                "{} ± {}",
+                signed(s.elo.round() as i64),
+                s.elo_error.round() as i64
+            )
+        } else {
+            format!("{} ± ∞", signed(s.elo.round() as i64))
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}-{}-{}</td><td>{}</td><td>{}</td>",
+            s.rank,
+            escape(&s.player),
+            points(s.points),
+            s.games,
+            s.wins,
+            s.draws,
+            s.losses,
+            signed(s.disc_diff),
+            escape(&elo)
+        );
+        for j in 0..n {
+            let cell = if i == j {
+                "<td class=\"self\">·</td>".to_string()
+            } else {
+                match table.matrix[i][j] {
+                    Some((p, g)) => format!("<td>{}/{g}</td>", points(p)),
+                    None => "<td class=\"none\">-</td>".to_string(),
+                }
+            };
+            out.push_str(&cell);
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn players_html(out: &mut String, table: &Crosstable, records: &[GameRecord]) {
+    let forfeits = forfeits_by_reason(records);
+    out.push_str("<table class=\"stats\"><thead><tr><th class=\"l\">Player</th><th>Games</th><th>Points</th><th>As black</th><th>As white</th><th>Avg discs</th><th>Forfeits</th><th class=\"l\">Forfeits by reason</th></tr></thead><tbody>\n");
+    for s in &table.standings {
+        let (bp, bg) = s.score_as_black;
+        let (wp, wg) = s.score_as_white;
+        let reasons = forfeits
+            .get(&s.player)
+            .map(|m| {
+                m.iter()
+                    .map(|(reason, n)| format!("{reason} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}/{}{}</td><td>{}/{}{}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            escape(&s.player),
+            s.games,
+            points(s.points),
+            points(bp),
+            bg,
+            percent(bp, bg),
+            points(wp),
+            wg,
+            percent(wp, wg),
+            s.avg_discs,
+            s.forfeits,
+            escape(&reasons)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn games_list_html(out: &mut String, records: &[GameRecord]) {
+    out.push_str("<table class=\"games\" id=\"game-list\"><thead><tr><th>#</th><th class=\"l\">Game</th><th>Round</th><th class=\"l\">Black</th><th class=\"l\">White</th><th>Size</th><th>Plies</th><th class=\"l\">Result</th><th class=\"l\">End</th></tr></thead><tbody>\n");
+    for (i, r) in records.iter().enumerate() {
+        let end = match &r.forfeit {
+            Some(f) => format!("{} ({} forfeited: {})", r.reason, f.color, f.detail),
+            None => r.reason.to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr data-game=\"{i}\"><td>{}</td><td class=\"l\"><a href=\"#game={}\">{}</a></td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            i + 1,
+            escape(&encode_fragment(&r.id)),
+            escape(&r.id),
+            r.round,
+            escape(&r.black),
+            escape(&r.white),
+            r.size,
+            r.moves.len(),
+            escape(&result_text(r)),
+            escape(&end)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// Percent-encodes what `encodeURIComponent` would (for links the script
+/// reads back with `decodeURIComponent`).
+fn encode_fragment(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// The whole page. `title` names the tournament, `generated` says when.
+pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Crosstable) -> String {
+    let mut out = String::with_capacity(32 * 1024 + records.len() * 2048);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{t} — report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <header><h1>{t}</h1><p class=\"meta\">{n} games · {p} players · generated {g}</p>\n\
+         <nav><a href=\"#crosstable\">Crosstable</a> · <a href=\"#players\">Players</a> · <a href=\"#games\">Games</a></nav></header>\n",
+        t = escape(title),
+        n = records.len(),
+        p = table.standings.len(),
+        g = escape(generated),
+    );
+    out.push_str("<section id=\"crosstable\"><h2>Crosstable</h2>\n");
+    if table.standings.is_empty() {
+        out.push_str("<p>No games yet.</p>\n");
+    } else {
+        crosstable_html(&mut out, table);
+        out.push_str("<p class=\"note\">Points: win 1, draw ½. Discs: own minus opponent's, empty squares to the winner. Elo ± 95 % interval. Column <i>k</i> is the score against the player ranked <i>k</i>.</p>\n");
+    }
+    out.push_str("</section>\n<section id=\"players\"><h2>Players</h2>\n");
+    players_html(&mut out, table, records);
+    out.push_str("<p class=\"note\">As black / as white: points / games. Average discs with the empty squares given to the winner. Forfeits: games lost other than by a normal end.</p>\n</section>\n");
+    out.push_str("<section id=\"games\"><h2>Games</h2>\n");
+    if records.is_empty() {
+        out.push_str("<p>No games yet.</p>\n");
+    } else {
+        out.push_str(VIEWER);
+        games_list_html(&mut out, records);
+    }
+    out.push_str("</section>\n");
+    let _ = write!(
+        out,
+        "<script type=\"application/json\" id=\"games-data\">{}</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
+        script_json(&games_json(records))
+    );
+    out
+}
+
+const STYLE: &str = r#"
+:root { --ink: #1d232a; --muted: #5b6570; --line: #d5dbe1; --head: #eef2f5; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); margin: 0 auto; max-width: 1100px; padding: 1em 1.5em 3em; }
+h1 { margin: 0.2em 0; font-size: 1.7em; }
+h2 { margin-top: 1.6em; border-bottom: 1px solid var(--line); padding-bottom: 0.2em; }
+.meta, .note { color: var(--muted); }
+.note { font-size: 0.9em; }
+nav a { color: #17589b; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid var(--line); padding: 0.25em 0.6em; text-align: right; white-space: nowrap; }
+th { background: var(--head); }
+.l { text-align: left; }
+td.self, td.none { color: var(--muted); text-align: center; }
+table.games td.l:last-child { white-space: normal; }
+tr.current td { background: #fff6d6; }
+#game-list a { color: #17589b; }
+#viewer { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; margin: 1em 0; }
+#viewer .side { flex: 1; min-width: 260px; }
+#viewer h3 { margin: 0 0 0.3em; font-size: 1.1em; }
+#v-controls { margin: 0.5em 0; display: flex; gap: 0.4em; align-items: center; flex-wrap: wrap; }
+#v-controls button { font: inherit; padding: 0.2em 0.8em; cursor: pointer; }
+#v-ply { min-width: 7em; text-align: center; font-variant-numeric: tabular-nums; }
+#v-moves { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.9em; line-height: 1.7; max-height: 18em; overflow-y: auto; }
+#v-moves span { cursor: pointer; padding: 0 0.25em; border-radius: 3px; }
+#v-moves span.op { color: var(--muted); }
+#v-moves span.now { background: #ffd866; }
+#v-error { color: #b00020; }
+svg.board { display: block; }
+svg.board .bg { fill: #1f7a4d; }
+svg.board .grid { stroke: #0e4a2c; stroke-width: 1; }
+svg.board .label { font: 12px sans-serif; fill: #5b6570; }
+svg.board .stone.black { fill: #000000; }
+svg.board .stone.white { fill: #ffffff; stroke: #444; stroke-width: 1; }
+svg.board .stone.last { stroke: #e4352b; stroke-width: 3; }
+"#;
+
+const VIEWER: &str = r#"<div id="viewer">
+<svg id="board" class="board" role="img" aria-label="board"></svg>
+<div class="side">
+<h3 id="v-title"></h3>
+<div id="v-info"></div>
+<div id="v-controls"><button id="first" title="First (Home)">|&lt;</button><button id="prev" title="Previous (ArrowLeft)">&lt;</button><span id="v-ply"></span><button id="next" title="Next (ArrowRight)">&gt;</button><button id="last" title="Last (End)">&gt;|</button></div>
+<div id="v-count"></div>
+<div id="v-error"></div>
+<div id="v-moves"></div>
+<p class="note">Arrow keys step through the game; click a move to jump to it, a game below to open it.</p>
+</div>
+</div>
+"#;
+
+const SCRIPT: &str = r##"
+"use strict";
+(function () {
+  var games = JSON.parse(document.getElementById("games-data").textContent);
+  if (!games.length) return;
+  var SVG = "http://www.w3.org/2000/svg";
+  var CELL = 48, MARGIN = 22;
+  var DIRS = [[1,0],[-1,0],[0,1],[0,-1],[1,1],[1,-1],[-1,1],[-1,-1]];
+  var current = 0, ply = 0, boards = [], replayError = "";
+
+  function start(n) {
+    var b = [], h = n / 2, i;
+    for (i = 0; i < n * n; i++) b.push(0);
+    b[(h - 1) * n + (h - 1)] = 2; b[h * n + h] = 2;
+    b[(h - 1) * n + h] = 1; b[h * n + (h - 1)] = 1;
+    return b;
+  }
+  // Plays colour `me` (1 black, 2 white) on `sq`; null if it flips nothing.
+  function play(board, n, sq, me) {
+    var col = sq.charCodeAt(0) - 97, row = parseInt(sq.slice(1), 10) - 1;
+    if (!(col >= 0 && col < n && row >= 0 && row < n)) return null;
+    if (board[row * n + col] !== 0) return null;
+    var opp = 3 - me, next = board.slice(), flipped = 0, d;
+    for (d = 0; d < 8; d++) {
+      var dc = DIRS[d][0], dr = DIRS[d][1], c = col + dc, r = row + dr, run = [];
+      while (c >= 0 && c < n && r >= 0 && r < n && board[r * n + c] === opp) {
+        run.push(r * n + c); c += dc; r += dr;
+      }
+      if (run.length && c >= 0 && c < n && r >= 0 && r < n && board[r * n + c] === me) {
+        run.forEach(function (i) { next[i] = me; });
+        flipped += run.length;
+      }
+    }
+    if (!flipped) return null;
+    next[row * n + col] = me;
+    return next;
+  }
+  function replay(g) {
+    var b = start(g.size), out = [b], i;
+    replayError = "";
+    for (i = 0; i < g.moves.length; i++) {
+      var m = g.moves[i];
+      if (m.m !== "pass") {
+        var nb = play(b, g.size, m.m, m.c === "w" ? 2 : 1);
+        if (!nb) { replayError = "ply " + (i + 1) + " (" + m.m + ") cannot be replayed"; break; }
+        b = nb;
+      }
+      out.push(b);
+    }
+    return out;
+  }
+  function el(name, attrs, parent) {
+    var e = document.createElementNS(SVG, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function lastSquare(g, p) {
+    if (p < 1) return -1;
+    var m = g.moves[p - 1];
+    if (m.m === "pass") return -1;
+    return (parseInt(m.m.slice(1), 10) - 1) * g.size + (m.m.charCodeAt(0) - 97);
+  }
+  function drawBoard() {
+    var g = games[current], n = g.size, svg = document.getElementById("board");
+    var full = n * CELL + 2 * MARGIN, i;
+    svg.setAttribute("width", full); svg.setAttribute("height", full);
+    svg.setAttribute("viewBox", "0 0 " + full + " " + full);
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    el("rect", {"class": "bg", x: MARGIN, y: MARGIN, width: n * CELL, height: n * CELL}, svg);
+    for (i = 0; i <= n; i++) {
+      el("line", {"class": "grid", x1: MARGIN + i * CELL, y1: MARGIN, x2: MARGIN + i * CELL, y2: MARGIN + n * CELL}, svg);
+      el("line", {"class": "grid", x1: MARGIN, y1: MARGIN + i * CELL, x2: MARGIN + n * CELL, y2: MARGIN + i * CELL}, svg);
+    }
+    for (i = 0; i < n; i++) {
+      var t = el("text", {"class": "label", x: MARGIN + i * CELL + CELL / 2, y: MARGIN - 6, "text-anchor": "middle"}, svg);
+      t.textContent = String.fromCharCode(97 + i);
+      t = el("text", {"class": "label", x: MARGIN - 8, y: MARGIN + i * CELL + CELL / 2 + 4, "text-anchor": "middle"}, svg);
+      t.textContent = String(i + 1);
+    }
+    var b = boards[Math.min(ply, boards.length - 1)], last = lastSquare(g, ply);
+    for (i = 0; i < n * n; i++) {
+      if (!b[i]) continue;
+      var cls = "stone " + (b[i] === 1 ? "black" : "white") + (i === last ? " last" : "");
+      el("circle", {"class": cls, cx: MARGIN + (i % n) * CELL + CELL / 2, cy: MARGIN + Math.floor(i / n) * CELL + CELL / 2, r: CELL * 0.42}, svg);
+    }
+  }
+  function text(id, value) { document.getElementById(id).textContent = value; }
+  function show() {
+    var g = games[current], b = boards[Math.min(ply, boards.length - 1)];
+    drawBoard();
+    var black = 0, white = 0;
+    b.forEach(function (v) { if (v === 1) black++; else if (v === 2) white++; });
+    var what = "start position";
+    if (ply > 0) {
+      var m = g.moves[ply - 1];
+      what = (m.c === "w" ? "white " : "black ") + m.m + (m.o ? " (opening)" : m.a ? " (automatic)" : " (" + m.ms + " ms)");
+    }
+    text("v-ply", "ply " + ply + " / " + g.moves.length);
+    text("v-count", "black " + black + " · white " + white + " · " + what);
+    text("v-error", replayError);
+    var spans = document.getElementById("v-moves").children;
+    for (var i = 0; i < spans.length; i++) spans[i].className = (g.moves[i].o ? "op" : "") + (i === ply - 1 ? " now" : "");
+    var rows = document.querySelectorAll("#game-list tbody tr");
+    for (i = 0; i < rows.length; i++) rows[i].className = (i === current ? "current" : "");
+    var hash = "#game=" + encodeURIComponent(g.id) + "&ply=" + ply;
+    if (location.hash !== hash && history.replaceState) history.replaceState(null, "", hash);
+  }
+  function open(index, atPly) {
+    current = index;
+    var g = games[current];
+    boards = replay(g);
+    text("v-title", g.id + " · round " + g.round + " · " + g.size + "×" + g.size);
+    text("v-info", g.black + " (black) vs " + g.white + " (white): " + g.result + ", " + g.reason + (g.detail ? " — " + g.detail : ""));
+    var list = document.getElementById("v-moves");
+    while (list.firstChild) list.removeChild(list.firstChild);
+    g.moves.forEach(function (m, i) {
+      var s = document.createElement("span");
+      s.textContent = (i + 1) + "." + (m.c === "w" ? "W" : "B") + " " + m.m;
+      s.addEventListener("click", function () { go(i + 1); });
+      list.appendChild(s);
+      list.appendChild(document.createTextNode(" "));
+    });
+    go(atPly);
+  }
+  function go(p) {
+    ply = Math.max(0, Math.min(p, games[current].moves.length));
+    show();
+  }
+  function fromHash() {
+    var params = {};
+    location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+      var i = kv.indexOf("=");
+      if (i > 0) {
+        try { params[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); } catch (e) {}
+      }
+    });
+    if (params.game === undefined) return false;
+    var index = -1;
+    games.forEach(function (g, i) { if (g.id === params.game) index = i; });
+    if (index < 0) return false;
+    var p = parseInt(params.ply, 10);
+    if (index !== current || !boards.length) open(index, isNaN(p) ? 0 : p); else go(isNaN(p) ? 0 : p);
+    return true;
+  }
+  document.getElementById("first").addEventListener("click", function () { go(0); });
+  document.getElementById("prev").addEventListener("click", function () { go(ply - 1); });
+  document.getElementById("next").addEventListener("click", function () { go(ply + 1); });
+  document.getElementById("last").addEventListener("click", function () { go(games[current].moves.length); });
+  document.addEventListener("keydown", function (e) {
+    var tag = e.target && e.target.tagName;
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === "ArrowRight") { go(ply + 1); e.preventDefault(); }
+    else if (e.key === "ArrowLeft") { go(ply - 1); e.preventDefault(); }
+    else if (e.key === "Home") { go(0); e.preventDefault(); }
+    else if (e.key === "End") { go(games[current].moves.length); e.preventDefault(); }
+  });
+  window.addEventListener("hashchange", function () {
+    if (fromHash()) document.getElementById("viewer").scrollIntoView();
+  });
+  var rows = document.querySelectorAll("#game-list tbody tr");
+  Array.prototype.forEach.call(rows, function (row) {
+    row.addEventListener("click", function (e) {
+      if (e.target.tagName === "A") return;
+      open(parseInt(row.getAttribute("data-game"), 10), 0);
+      document.getElementById("viewer").scrollIntoView();
+    });
+  });
+  if (fromHash()) document.getElementById("viewer").scrollIntoView();
+  else open(0, 0);
+})();
+"##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_script_ends() {
+        assert_eq!(
+            escape("<b>\"x\" & 'y'</b>"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
+        );
+        let v = serde_json::json!({"name": "</script><!--"});
+        let s = script_json(&v);
+        assert!(!s.contains('<'), "{s}");
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, v);
+        assert_eq!(encode_fragment("r01.a b/é"), "r01.a%20b%2F%C3%A9");
+    }
+}
