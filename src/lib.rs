@@ -2,6 +2,7 @@
 //! refereed through move files in a shared message-board folder.
 
 pub mod builtin;
+pub mod checkbot;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -1,7 +1,144 @@
-//! `tournament check-bot -- CMD…`: scripted positions against one bot.
+//! `tournament check-bot -- CMD…`: scripted positions against one bot, a
+//! report of every protocol violation with a hint, exit status 0 only for a
+//! compliant bot. The script and the judging live in `crate::checkbot`;
+//! this file owns the temporary board, the printing and the exit status.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::checkbot::{check_bot, Options};
 use crate::cli::CheckBotArgs;
+use crate::error::{exit, HarnessError};
+use crate::player::{become_subreaper, Instance, Launch, PlayerSpec, Restart, BUILTINS};
 
-pub fn run(_args: &CheckBotArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("this command is being built")
+/// A board folder of our own under the system's temp folder, removed when
+/// dropped.
+struct TempBoard(PathBuf);
+
+impl TempBoard {
+    fn create() -> Result<TempBoard, HarnessError> {
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let mut last = None;
+        for attempt in 0..100u32 {
+            let dir = base.join(format!(
+                "tournament-check-bot-{}-{nanos:x}-{attempt}",
+                std::process::id()
+            ));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(TempBoard(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => {
+                    return Err(HarnessError::BoardUnwritable(format!(
+                        "cannot create a board in {}: {e}",
+                        base.display()
+                    )))
+                }
+            }
+        }
+        Err(HarnessError::BoardUnwritable(format!(
+            "cannot create a board in {}: {}",
+            base.display(),
+            last.map_or("no free name".into(), |e| e.to_string())
+        )))
+    }
+}
+
+impl Drop for TempBoard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A player name for the command: the script's (or program's) file stem,
+/// letters, digits, `-` and `_` only.
+fn player_name(argv: &[String]) -> String {
+    // `tournament bot greedy`: the built-in's name.
+    if let [_, bot, name, ..] = argv {
+        if bot == "bot" && BUILTINS.contains(&name.as_str()) {
+            return name.clone();
+        }
+    }
+    let pick = argv
+        .iter()
+        .rev()
+        .find(|a| a.contains('.') || a.contains('/'))
+        .or(argv.first())
+        .map(String::as_str)
+        .unwrap_or("bot");
+    let stem = Path::new(pick)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("bot");
+    let name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(crate::mailbox::MAX_NAME_LEN)
+        .collect();
+    if name.is_empty() {
+        "bot".into()
+    } else {
+        name
+    }
+}
+
+pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
+    let spec = PlayerSpec {
+        name: player_name(&args.command),
+        launch: Launch::Command(args.command.clone()),
+        restart: Restart::Reuse,
+        base_dir: std::env::current_dir()?,
+        seed: 1,
+    };
+    spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
+    let shown = args.command.join(" ");
+
+    become_subreaper();
+    crate::interrupt::stop_at_once();
+    let board = TempBoard::create()?;
+    let mut inst = Instance::new(Arc::new(spec), &board.0, 1)
+        .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))?;
+    println!("check-bot: {shown}");
+    println!(
+        "  id {}, mailbox {}, move-ms {}, startup-ms {}",
+        inst.id(),
+        inst.mailbox().dir().display(),
+        args.move_ms,
+        args.startup_ms
+    );
+    let opts = Options {
+        move_ms: args.move_ms,
+        startup_ms: args.startup_ms,
+        seed: 1,
+    };
+    let mut out = std::io::stdout();
+    let report = check_bot(&mut inst, &opts, &mut |step| {
+        let _ = writeln!(out, "{}", step.render());
+        let _ = out.flush();
+    })?;
+    drop(inst);
+    drop(board);
+
+    if let Some(why) = &report.stopped {
+        println!("stopped early: {why}");
+    }
+    println!("{}", report.summary_line());
+    if report.compliant() {
+        println!("{shown} follows mailbox protocol v1");
+        return Ok(exit::OK);
+    }
+    Err(HarnessError::BotNoncompliant(format!(
+        "`{shown}` does not follow mailbox protocol v1: {} (see the hints above)",
+        report.summary_line()
+    ))
+    .into())
 }

@@ -1,6 +1,7 @@
 //! The one integration-test binary: the rules against published numbers and
 //! real games, and the `tournament` command run as a user runs it.
 
+mod bots;
 mod fixture;
 mod mailbox;
 mod records;

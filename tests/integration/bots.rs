@@ -1,0 +1,373 @@
+//! The shipped bots as a user meets them: `check-bot` passes every one of
+//! them and fails broken ones with a useful hint, the shipped
+//! tournament.toml plays with every language, a player whose interpreter is
+//! missing is skipped (or stops `--strict`), and a bot started by hand plays
+//! a whole gauntlet.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use tournament::record::{EndReason, GameRecord};
+
+use crate::fixture::{fakebot, project_root, tournament, tournament_bin, wait_until, Scratch};
+
+/// `tournament check-bot [EXTRA…] -- CMD…` run from the project root.
+fn check_bot(extra: &[&str], command: &[String]) -> std::process::Output {
+    let mut c = tournament();
+    c.current_dir(project_root())
+        .arg("check-bot")
+        .args(extra)
+        .arg("--")
+        .args(command)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+fn words(cmdline: &str) -> Vec<String> {
+    cmdline.split(' ').map(String::from).collect()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn check_bot_passes_every_shipped_bot_and_the_builtins() {
+    let mut commands: Vec<Vec<String>> = [
+        "yabasic bots/yabasic/random.yab",
+        "yabasic bots/yabasic/greedy.yab",
+        "bwbasic bots/bwbasic/greedy.bas",
+        "ruby bots/ruby/greedy.rb",
+        "ruby bots/ruby/weighted.rb",
+        "node bots/js/minimax.js",
+        "python3 bots/python/weighted.py",
+    ]
+    .iter()
+    .map(|c| words(c))
+    .collect();
+    for builtin in ["random", "greedy", "weighted"] {
+        commands.push(vec![
+            tournament_bin().display().to_string(),
+            "bot".into(),
+            builtin.into(),
+        ]);
+    }
+    for command in &commands {
+        let out = check_bot(&[], command);
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}:\n{stdout}\n{}",
+            command.join(" "),
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("checks, 0 failed"), "{stdout}");
+        assert!(!stdout.contains('✗'), "{stdout}");
+        for step in ["NEW → READY", "ask-pass", "END → BYE", "complete 4×4 game"] {
+            assert!(stdout.contains(step), "step `{step}` missing:\n{stdout}");
+        }
+    }
+}
+
+#[test]
+fn check_bot_fails_broken_bots_with_a_hint() {
+    // (fakebot mode, texts the report must hold)
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "garbage",
+            &[
+                "\"hello there\", which is not a square or `pass`",
+                "answer only the move",
+            ],
+        ),
+        (
+            "pass",
+            &["answer pass only when you have no legal move; a legal move here is only c8"],
+        ),
+        (
+            "no-newline",
+            &["the answer must end with a newline", "restarted the bot"],
+        ),
+        (
+            "illegal",
+            &[
+                "a1, which turns over no disc",
+                "a legal move here is only c8",
+                "black has no legal move here (no empty square turns over a disc): answer `pass`",
+            ],
+        ),
+        (
+            "exit-mid",
+            &[
+                "the bot's process ended (exit status 3)",
+                "| fakebot: exiting on purpose",
+                "stopped early",
+            ],
+        ),
+    ];
+    for (mode, hints) in cases {
+        let out = check_bot(&["--move-ms", "800"], &words(&fakebot(mode)));
+        let stdout = text(&out.stdout);
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(tournament::error::exit::BOT_NONCOMPLIANT),
+            "{mode}:\n{stdout}\n{stderr}"
+        );
+        assert!(stdout.contains('✗'), "{mode}: {stdout}");
+        for hint in hints {
+            assert!(stdout.contains(hint), "{mode}: `{hint}` missing:\n{stdout}");
+        }
+        let summary = stdout
+            .lines()
+            .rev()
+            .find(|l| l.contains(" checks, "))
+            .unwrap();
+        assert!(!summary.contains(" 0 failed"), "{mode}: {summary}");
+        assert!(
+            stderr.contains("does not follow mailbox protocol v1"),
+            "{mode}: {stderr}"
+        );
+    }
+
+    // A program that is not installed is the harness's finding, not the bot's.
+    let out = check_bot(&[], &words("no-such-interpreter-xyz bot.rb"));
+    assert_eq!(
+        out.status.code(),
+        Some(tournament::error::exit::PLAYER_UNAVAILABLE)
+    );
+    assert!(
+        text(&out.stderr).contains("`no-such-interpreter-xyz` is not on PATH"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn records(results: &Path) -> Vec<GameRecord> {
+    std::fs::read_to_string(results.join("games.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn the_shipped_tournament_plays_every_language() {
+    let s = Scratch::new();
+    std::fs::copy(
+        project_root().join("tournament.toml"),
+        s.join("tournament.toml"),
+    )
+    .unwrap();
+    copy_tree(&project_root().join("bots"), &s.join("bots"));
+    let config = tournament::config::load(&s.join("tournament.toml")).unwrap();
+    let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
+    assert_eq!(names.len(), 10, "{names:?}");
+
+    let out = s
+        .cmd(&["run", "--games-per-pairing", "1"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    for name in &names {
+        assert!(stdout.contains(name.as_str()), "{name} missing:\n{stdout}");
+    }
+    let recs = records(&config.results);
+    assert_eq!(recs.len(), 45, "10 players, one game per pairing");
+    for r in &recs {
+        assert!(
+            !r.reason.is_protocol_violation(),
+            "{} vs {}: {} {:?}",
+            r.black,
+            r.white,
+            r.reason,
+            r.forfeit
+        );
+    }
+}
+
+/// A folder holding only a link to python3, to use as PATH. The link
+/// points at the interpreter itself (`sys.executable`), not at a shim such
+/// as pyenv's, which would need a shell on PATH.
+fn path_with_only_python(s: &Scratch) -> PathBuf {
+    let bin = s.join("path-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 is installed");
+    let python = text(&out.stdout).trim().to_string();
+    assert!(Path::new(&python).is_file(), "{python:?}");
+    std::os::unix::fs::symlink(python, bin.join("python3")).unwrap();
+    bin
+}
+
+#[test]
+fn a_player_whose_interpreter_is_missing_is_skipped_with_the_install_hint() {
+    let s = Scratch::new();
+    copy_tree(&project_root().join("bots/python"), &s.join("bots/python"));
+    copy_tree(&project_root().join("bots/ruby"), &s.join("bots/ruby"));
+    s.write(
+        "tournament.toml",
+        "[tournament]\nname = \"no ruby\"\nsize = 4\n\n[time]\nmove-ms = 3000\n\n\
+         [[player]]\nname = \"random\"\nbuiltin = \"random\"\n\n\
+         [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n\n\
+         [[player]]\nname = \"python-weighted\"\ncommand = [\"python3\", \"bots/python/weighted.py\"]\n\n\
+         [[player]]\nname = \"ruby-greedy\"\ncommand = [\"ruby\", \"bots/ruby/greedy.rb\"]\n",
+    );
+    let path = path_with_only_python(&s);
+
+    let out = s
+        .cmd(&["run"])
+        .env("PATH", &path)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("apt-get install ruby"), "{stderr}");
+    for name in ["random", "greedy", "python-weighted"] {
+        assert!(stdout.contains(name), "{name} missing:\n{stdout}");
+    }
+    assert!(!stdout.contains("ruby-greedy"), "{stdout}");
+    let recs = records(&s.join("results"));
+    assert_eq!(recs.len(), 3, "three players, one game per pairing");
+    assert!(
+        recs.iter().all(|r| r.reason == EndReason::Normal),
+        "{recs:?}"
+    );
+
+    let out = s
+        .cmd(&["run", "--strict"])
+        .env("PATH", &path)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(tournament::error::exit::PLAYER_UNAVAILABLE),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("apt-get install ruby"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn parse_time(t: &str) -> SystemTime {
+    humantime::parse_rfc3339(t).unwrap_or_else(|e| panic!("{t}: {e}"))
+}
+
+#[test]
+fn a_bot_started_by_hand_plays_a_whole_gauntlet() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        "[tournament]\nname = \"gauntlet\"\nformat = \"gauntlet\"\ngauntlet-player = \"alice\"\n\
+         games-per-pairing = 2\nconcurrency = 2\nsize = 6\n\n[time]\nmove-ms = 3000\n\n\
+         [openings]\nrandom-plies = 2\nseed = 5\n\n\
+         [[player]]\nname = \"alice\"\nwait = true\n\n\
+         [[player]]\nname = \"random\"\nbuiltin = \"random\"\n\n\
+         [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n\n\
+         [[player]]\nname = \"weighted\"\nbuiltin = \"weighted\"\n",
+    );
+    let stderr_file = s.join("referee.err");
+    let mut referee = Command::new(tournament_bin())
+        .current_dir(s.path())
+        .args(["run"])
+        .env_remove("TOURNAMENT_LOG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(s.join("referee.out")).unwrap())
+        .stderr(std::fs::File::create(&stderr_file).unwrap())
+        .spawn()
+        .unwrap();
+    let said = |what: &str| {
+        std::fs::read_to_string(&stderr_file)
+            .unwrap_or_default()
+            .contains(what)
+    };
+    // The referee waits for alice before anyone starts her.
+    let waited = wait_until(20, || said("waiting for alice"));
+    // A moment later it still waits, and nothing has been forfeited.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(records(&s.join("results")).is_empty());
+    let mailbox = s.join("board/players/alice");
+    let mut alice = Command::new("ruby")
+        .arg(project_root().join("bots/ruby/greedy.rb"))
+        .arg(&mailbox)
+        .current_dir(project_root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = None;
+    wait_until(60, || {
+        status = referee.try_wait().unwrap();
+        status.is_some()
+    });
+    if status.is_none() {
+        let _ = referee.kill();
+        let _ = referee.wait();
+    }
+    let _ = alice.kill();
+    let _ = alice.wait();
+    let stderr = std::fs::read_to_string(&stderr_file).unwrap_or_default();
+    assert!(
+        waited,
+        "the referee never said it waits for alice:\n{stderr}"
+    );
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{stderr}");
+    let mailbox = std::fs::canonicalize(&mailbox).unwrap();
+    assert!(
+        stderr.contains(&mailbox.display().to_string()),
+        "the wait message names the mailbox {}:\n{stderr}",
+        mailbox.display()
+    );
+
+    let mut recs = records(&s.join("results"));
+    assert_eq!(recs.len(), 6, "3 opponents x 2 games");
+    for r in &recs {
+        assert_eq!(r.reason, EndReason::Normal, "{r:?}");
+        assert!(r.color_of("alice").is_some(), "{} vs {}", r.black, r.white);
+    }
+    // One game at a time for alice: her games never overlap.
+    recs.sort_by_key(|r| parse_time(&r.started));
+    for pair in recs.windows(2) {
+        assert!(
+            parse_time(&pair[0].finished) <= parse_time(&pair[1].started),
+            "{} ({} – {}) overlaps {} ({} – {})",
+            pair[0].id,
+            pair[0].started,
+            pair[0].finished,
+            pair[1].id,
+            pair[1].started,
+            pair[1].finished
+        );
+    }
+}
