@@ -88,6 +88,9 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     }
     let record = play_game(&spec, &mut b, &mut w, Some(&lock), &Fanout(sinks))?;
     drop((b, w));
+    if let Err(e) = crate::report::ggf::write_game_file(&results, &record) {
+        tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
+    }
     if args.json {
         println!("{}", serde_json::to_string(&record)?);
     }

@@ -153,6 +153,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let outcome = run_games(pending, &setup, &mut |record| {
         store.append(&record)?;
+        // games.jsonl is the record; the GGF copy is a convenience that
+        // `export` can always regenerate.
+        if let Err(e) = crate::report::ggf::write_game_file(&config.results, &record) {
+            tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
+        }
         count += 1;
         tracing::info!("[{count}/{total}] {} · {}", result_line(&record), record.id);
         Ok(())

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::doorbell::{self, Backoff, Doorbell};
-use super::files::{read_limited, replace, ReadOutcome};
+use super::files::{read_limited, replace_message, ReadOutcome};
 use super::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 use super::{IN_FILE, OUT_FILE};
 
@@ -20,10 +20,11 @@ pub struct BotMailbox {
 
 impl BotMailbox {
     pub fn new(dir: &Path) -> BotMailbox {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let bell = Doorbell::new();
-        doorbell::watch(dir, &bell);
+        doorbell::watch(&dir.join(IN_FILE), &bell);
         BotMailbox {
-            dir: dir.to_path_buf(),
+            dir,
             bell,
             last_seq: None,
         }
@@ -56,7 +57,8 @@ impl BotMailbox {
     /// Answers `msg` with `text` (written atomically to `out.txt`).
     pub fn answer(&mut self, msg: &Message, text: &str) -> std::io::Result<()> {
         let reply = Message::new(&msg.to, REFEREE, msg.seq, text);
-        replace(&self.dir, OUT_FILE, reply.encode().as_bytes())?;
+        let tmp_dir = self.dir.parent().unwrap_or(&self.dir);
+        replace_message(tmp_dir, &self.dir, OUT_FILE, reply.encode().as_bytes())?;
         self.last_seq = Some(msg.seq);
         Ok(())
     }
@@ -64,6 +66,6 @@ impl BotMailbox {
 
 impl Drop for BotMailbox {
     fn drop(&mut self) {
-        doorbell::unwatch(&self.dir, &self.bell);
+        doorbell::unwatch(&self.dir.join(IN_FILE), &self.bell);
     }
 }

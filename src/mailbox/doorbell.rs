@@ -1,8 +1,8 @@
 //! Waking a waiter when a move file may have changed: file-system
 //! notifications where they work, a bounded back-off poll where they don't.
 //!
-//! Owns: one process-wide notify watcher shared by every mailbox, and the
-//! `Doorbell` each waiter sleeps on. Never reads a move file itself; a ring
+//! Owns: one process-wide notify watcher shared by every mailbox (one
+//! watch per folder, rings per file), and the `Doorbell` each waiter sleeps on. Never reads a move file itself; a ring
 //! only means "look again".
 
 use std::collections::HashMap;
@@ -78,10 +78,24 @@ impl Backoff {
     }
 }
 
-/// The process's one notify watcher and the doorbells of watched folders.
+/// The process's one notify watcher, the doorbells of watched files, and
+/// how many watched files each folder has.
 struct Registry {
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     bells: Arc<Mutex<HashMap<PathBuf, Vec<Weak<Doorbell>>>>>,
+    folders: Mutex<HashMap<PathBuf, usize>>,
+}
+
+/// Whether an event may mean new content in the file: a write, a close
+/// after writing, a rename into place. A deletion or a read does not, and
+/// ringing for it would only wake the waiter to find nothing.
+fn may_bring_content(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode};
+    use notify::EventKind::*;
+    matches!(
+        kind,
+        Create(_) | Modify(_) | Access(AccessKind::Close(AccessMode::Write)) | Any | Other
+    )
 }
 
 fn registry() -> &'static Registry {
@@ -91,14 +105,14 @@ fn registry() -> &'static Registry {
         let handler_bells = Arc::clone(&bells);
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             let Ok(event) = event else { return };
+            if !may_bring_content(&event.kind) {
+                return;
+            }
             let map = handler_bells.lock().unwrap_or_else(|e| e.into_inner());
             for path in &event.paths {
-                let dir = path.parent().unwrap_or(path);
-                for key in [dir, path.as_path()] {
-                    if let Some(list) = map.get(key) {
-                        for bell in list.iter().filter_map(Weak::upgrade) {
-                            bell.ring();
-                        }
+                if let Some(list) = map.get(path) {
+                    for bell in list.iter().filter_map(Weak::upgrade) {
+                        bell.ring();
                     }
                 }
             }
@@ -109,21 +123,28 @@ fn registry() -> &'static Registry {
         Registry {
             watcher: Mutex::new(watcher.ok()),
             bells,
+            folders: Mutex::new(HashMap::new()),
         }
     })
 }
 
-/// Rings `bell` whenever something changes inside `dir` (best effort: on a
-/// drive without notifications nothing rings and waiters fall back to polls).
-pub fn watch(dir: &Path, bell: &Arc<Doorbell>) {
+/// Rings `bell` whenever `file` may have new content (best effort: on a
+/// drive without notifications nothing rings and waiters fall back to
+/// polls). Only events on that one file ring, so a referee is not woken by
+/// its own writes to `in.txt`, nor a bot by its own `out.txt`.
+pub fn watch(file: &Path, bell: &Arc<Doorbell>) {
     let reg = registry();
-    let mut map = reg.bells.lock().unwrap_or_else(|e| e.into_inner());
-    let list = map.entry(dir.to_path_buf()).or_default();
-    list.retain(|w| w.strong_count() > 0);
-    let first = list.is_empty();
-    list.push(Arc::downgrade(bell));
-    drop(map);
-    if first {
+    reg.bells
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(file.to_path_buf())
+        .or_default()
+        .push(Arc::downgrade(bell));
+    let Some(dir) = file.parent() else { return };
+    let mut folders = reg.folders.lock().unwrap_or_else(|e| e.into_inner());
+    let count = folders.entry(dir.to_path_buf()).or_insert(0);
+    *count += 1;
+    if *count == 1 {
         if let Some(w) = reg
             .watcher
             .lock()
@@ -137,25 +158,32 @@ pub fn watch(dir: &Path, bell: &Arc<Doorbell>) {
     }
 }
 
-/// Stops ringing `bell` for `dir`; the folder's watch ends with its last bell.
-pub fn unwatch(dir: &Path, bell: &Arc<Doorbell>) {
+/// Stops ringing `bell` for `file`; the folder's watch ends with its last file.
+pub fn unwatch(file: &Path, bell: &Arc<Doorbell>) {
     let reg = registry();
-    let mut map = reg.bells.lock().unwrap_or_else(|e| e.into_inner());
-    let mut last = false;
-    if let Some(list) = map.get_mut(dir) {
-        list.retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(bell)));
-        last = list.is_empty();
+    {
+        let mut map = reg.bells.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(list) = map.get_mut(file) {
+            list.retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(bell)));
+            if list.is_empty() {
+                map.remove(file);
+            }
+        }
     }
-    if last {
-        map.remove(dir);
-        drop(map);
-        if let Some(w) = reg
-            .watcher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
-            let _ = w.unwatch(dir);
+    let Some(dir) = file.parent() else { return };
+    let mut folders = reg.folders.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(count) = folders.get_mut(dir) {
+        *count -= 1;
+        if *count == 0 {
+            folders.remove(dir);
+            if let Some(w) = reg
+                .watcher
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+            {
+                let _ = w.unwatch(dir);
+            }
         }
     }
 }
@@ -175,13 +203,16 @@ mod tests {
     }
 
     #[test]
-    fn a_file_written_in_a_watched_folder_rings() {
+    fn only_the_watched_file_rings() {
         let dir = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(dir.path()).unwrap();
         let bell = Doorbell::new();
-        watch(dir.path(), &bell);
+        watch(&dir.join("out.txt"), &bell);
         let t = bell.ticket();
-        std::fs::write(dir.path().join("out.txt"), "x").unwrap();
+        std::fs::write(dir.join("in.txt"), "x").unwrap();
+        assert!(!bell.wait(t, Duration::from_millis(100)), "another file");
+        std::fs::write(dir.join("out.txt"), "x").unwrap();
         assert!(bell.wait(t, Duration::from_secs(5)));
-        unwatch(dir.path(), &bell);
+        unwatch(&dir.join("out.txt"), &bell);
     }
 }

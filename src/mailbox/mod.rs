@@ -22,7 +22,7 @@ use std::time::Instant;
 
 pub use client::BotMailbox;
 pub use doorbell::{Backoff, Doorbell, POLL_MAX, POLL_MIN};
-pub use files::{is_symlink, read_limited, replace, ReadOutcome};
+pub use files::{is_symlink, read_limited, replace, replace_message, ReadOutcome};
 pub use lock::{BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE};
 pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
@@ -187,7 +187,7 @@ impl Mailbox {
         }
         let dir = fs::canonicalize(dir).map_err(io_err)?;
         let bell = Doorbell::new();
-        doorbell::watch(&dir, &bell);
+        doorbell::watch(&dir.join(OUT_FILE), &bell);
         Ok(Mailbox {
             dir,
             id: id.to_string(),
@@ -258,7 +258,8 @@ impl Mailbox {
             return Err(AnswerError::Symlink(format!("{}", target.display())));
         }
         let msg = Message::new(REFEREE, &self.id, seq, text);
-        replace(&self.dir, IN_FILE, msg.encode().as_bytes())
+        let tmp_dir = self.dir.parent().unwrap_or(&self.dir);
+        replace_message(tmp_dir, &self.dir, IN_FILE, msg.encode().as_bytes())
             .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))
     }
 
@@ -335,7 +336,7 @@ impl Mailbox {
 
 impl Drop for Mailbox {
     fn drop(&mut self) {
-        doorbell::unwatch(&self.dir, &self.bell);
+        doorbell::unwatch(&self.dir.join(OUT_FILE), &self.bell);
     }
 }
 
