@@ -111,6 +111,7 @@ struct RawPlayer {
     #[serde(default)]
     restart: Restart,
     seed: Option<u64>,
+    board_as: Option<String>,
 }
 
 /// Where the openings come from.
@@ -416,6 +417,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             restart: p.restart,
             base_dir: dir.clone(),
             seed: p.seed.unwrap_or(raw.openings.seed),
+            board_as: p.board_as.as_ref().map(|b| dir.join(b)),
         });
     }
     if players.len() < 2 {

@@ -98,6 +98,7 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         restart: Restart::Reuse,
         base_dir: std::env::current_dir()?,
         seed: 1,
+        board_as: None,
     };
     spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
     let shown = args.command.join(" ");

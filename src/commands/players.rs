@@ -75,6 +75,7 @@ pub fn resolve(text: &str, config: Option<&Config>, seed: u64) -> anyhow::Result
         restart: Restart::Reuse,
         base_dir: base,
         seed,
+        board_as: None,
     };
     if let Err(msg) = spec.resolve() {
         let known = config

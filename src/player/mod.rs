@@ -139,11 +139,17 @@ impl Instance {
             .clear()
             .map_err(|e| StartError(format!("cannot clear mailbox of {}: {e}", self.id)))?;
         self.seq = 0;
-        let dir = self.mailbox.dir().display().to_string();
+        // The bot may see the board under another path (another mount of
+        // the same share): it is started there and told that path.
+        let seen = match &self.spec.board_as {
+            Some(root) => root.join(crate::mailbox::PLAYERS_DIR).join(&self.id),
+            None => self.mailbox.dir().to_path_buf(),
+        };
+        let dir = seen.display().to_string();
         let fill = |s: &str| s.replace("{mailbox}", &dir).replace("{id}", &self.id);
         let mut cmd = Command::new(fill(&argv[0]));
         cmd.args(argv[1..].iter().map(|a| fill(a)))
-            .current_dir(self.mailbox.dir())
+            .current_dir(&seen)
             .env("TOURNAMENT_MAILBOX", &dir)
             .env("TOURNAMENT_ID", &self.id);
         let bell = self.mailbox.doorbell();

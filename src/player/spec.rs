@@ -41,6 +41,10 @@ pub struct PlayerSpec {
     pub base_dir: PathBuf,
     /// Seed given to built-in bots.
     pub seed: u64,
+    /// The board folder as this bot sees it, when that differs from the
+    /// referee's path (the same share mounted elsewhere): the bot is started
+    /// in `<board_as>/players/<id>/` and told that path.
+    pub board_as: Option<PathBuf>,
 }
 
 /// The Debian package that provides a well-known interpreter.
@@ -87,6 +91,7 @@ impl PlayerSpec {
             restart: Restart::Reuse,
             base_dir: PathBuf::from("."),
             seed,
+            board_as: None,
         }
     }
 
@@ -195,6 +200,7 @@ mod tests {
             restart: Restart::Reuse,
             base_dir: base.to_path_buf(),
             seed: 1,
+            board_as: None,
         }
     }
 

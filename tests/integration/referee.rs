@@ -68,6 +68,7 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
         restart,
         base_dir: project_root(),
         seed: 1,
+        board_as: None,
     })
 }
 
@@ -82,6 +83,7 @@ fn builtin_spec(name: &str) -> Arc<PlayerSpec> {
         restart: Restart::Reuse,
         base_dir: project_root(),
         seed: 1,
+        board_as: None,
     })
 }
 
