@@ -62,6 +62,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         e @ crate::mailbox::LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
+    crate::mailbox::sweep_temp_files(lock.board());
     crate::logging::set_game_log_dir(Some(results.join("logs")));
 
     let id = format!(

@@ -102,6 +102,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         .filter(|g| !finished.contains(g.id.as_str()))
         .cloned()
         .collect();
+    crate::mailbox::sweep_temp_files(lock.board());
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
     tracing::info!(
         "{}: {} players, {} games ({} already played), {} at a time, board {}",

@@ -87,6 +87,22 @@ pub enum Pending {
     Stale(u64),
 }
 
+/// Removes temp files that writers killed mid-write left in `players/`
+/// (the referee's and the built-in bots'). Only while holding the board.
+pub fn sweep_temp_files(board: &Path) {
+    let Ok(entries) = fs::read_dir(board.join(PLAYERS_DIR)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let is_temp = name.starts_with('.') && name.contains(".tmp-");
+        if is_temp && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Why no usable answer came.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AnswerError {
