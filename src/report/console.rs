@@ -92,6 +92,21 @@ impl<W: Write + Send> EventSink for ConsoleReporter<W> {
                 ..
             } => writeln!(out, "      {color} forfeits: {reason}: {detail}"),
             Event::GameOver { record } => {
+                if let Some(f) = record
+                    .forfeit
+                    .as_ref()
+                    .filter(|f| !f.stderr_tail.is_empty())
+                {
+                    let who = if f.color == "black" {
+                        &record.black
+                    } else {
+                        &record.white
+                    };
+                    let _ = writeln!(out, "      last lines of {who}'s stderr:");
+                    for line in &f.stderr_tail {
+                        let _ = writeln!(out, "        | {line}");
+                    }
+                }
                 let board = replay_board(record);
                 writeln!(
                     out,

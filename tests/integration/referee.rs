@@ -439,3 +439,30 @@ fn no_bot_process_outlives_a_play() {
     assert_eq!(r["reason"], "timeout");
     let _ = Winner::Black;
 }
+
+#[test]
+fn the_console_shows_a_forfeit_with_the_bots_last_stderr_lines() {
+    let s = Scratch::new();
+    let out = s
+        .cmd(&[
+            "play",
+            "--black",
+            &fakebot("exit-mid"),
+            "--white",
+            "greedy",
+            "--board",
+            "board",
+        ])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("black forfeits: exited"), "{stdout}");
+    assert!(stdout.contains("exit status 3"), "{stdout}");
+    assert!(
+        stdout.contains("last lines of fakebot's stderr:"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("| fakebot: exiting on purpose"), "{stdout}");
+}
