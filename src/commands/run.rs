@@ -103,6 +103,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         .cloned()
         .collect();
     crate::mailbox::sweep_temp_files(lock.board());
+    // Live files of games a stopped run left unfinished: those games are
+    // played again from the start.
+    let _ = std::fs::remove_dir_all(crate::report::live::live_dir(&config.results));
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
     tracing::info!(
         "{}: {} players, {} games ({} already played), {} at a time, board {}",

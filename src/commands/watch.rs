@@ -58,19 +58,32 @@ pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     };
     // Once open, the file can be read to its end even after it is removed.
     let file = File::open(&path)?;
-    follow(BufReader::new(file), &mut std::io::stdout().lock())
+    follow(BufReader::new(file), &path, &mut std::io::stdout().lock())
 }
 
-fn follow(mut reader: impl BufRead, out: &mut impl Write) -> anyhow::Result<i32> {
+/// How long a removed live file may sit at its end without an `end` line
+/// before we conclude the referee stopped mid-game.
+const GONE_GRACE: Duration = Duration::from_secs(2);
+
+fn follow(mut reader: impl BufRead, path: &Path, out: &mut impl Write) -> anyhow::Result<i32> {
     let tty = std::io::stdout().is_terminal();
     let mut header = String::new();
     let mut line = String::new();
     let mut partial = String::new();
+    let mut gone_since: Option<Instant> = None;
     loop {
         line.clear();
         let n = reader.read_line(&mut line)?;
         if n == 0 || !line.ends_with('\n') {
             partial.push_str(&line);
+            // A referee removes the file when the game ends (after its
+            // `end` line) and a new run removes what a stopped one left.
+            if path.exists() {
+                gone_since = None;
+            } else if gone_since.get_or_insert_with(Instant::now).elapsed() > GONE_GRACE {
+                writeln!(out, "the game's live file is gone without an end: the referee stopped mid-game (a resumed run plays it again)")?;
+                return Ok(exit::FAILURE);
+            }
             std::thread::sleep(Duration::from_millis(50));
             continue;
         }
