@@ -190,21 +190,6 @@ pub fn hostname() -> String {
         .unwrap_or_else(|_| "unknown-host".into())
 }
 
-/// Whether a process with this pid exists on this machine.
-pub(super) fn pid_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        // SAFETY: signal 0 only checks existence and permission.
-        let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-        rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
-    }
-}
-
 fn new_token() -> String {
     format!("{:016x}{:08x}", rand::random::<u64>(), std::process::id())
 }
@@ -474,7 +459,10 @@ pub fn acquire_folder(
         }
         let now = Instant::now();
         let dead_here = owner.as_ref().is_some_and(|o| {
-            flock_held && o.host == record.host && o.pid != record.pid && !pid_alive(o.pid)
+            flock_held
+                && o.host == record.host
+                && o.pid != record.pid
+                && !crate::player::process::pid_alive(o.pid)
         });
         match &seen {
             Some((prev, _)) if *prev == text => {}

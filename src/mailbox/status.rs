@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::files::{read_limited, ReadOutcome};
-use super::lock::{hostname, pid_alive, read_owner, OwnerRecord, FLOCK_FILE};
+use super::lock::{hostname, read_owner, OwnerRecord, FLOCK_FILE};
 use super::message::{Decoded, Message, MAX_MESSAGE_BYTES};
 use super::{IN_FILE, OUT_FILE, PLAYERS_DIR};
+use crate::player::process::pid_alive;
 
 /// Whether the board's owner looks alive.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -97,6 +97,31 @@ pub struct ProcessTree {
     pub exit: Arc<ExitCell>,
 }
 
+/// Whether a process with this pid exists on this machine.
+pub fn pid_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: signal 0 only checks existence and permission.
+        let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+        rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Asks the kernel to KILL this process when its parent dies (Linux), so a
+/// built-in bot never outlives a referee killed with -9.
+pub fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+}
+
 /// Makes this process the reaper of orphaned descendants (Linux), so bot
 /// grandchildren whose parent died are still waited for and killed by us.
 pub fn become_subreaper() {

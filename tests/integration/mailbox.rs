@@ -458,3 +458,70 @@ fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn board_status_names_the_owner_and_the_mailbox_waiting_for_an_answer() {
+    let s = Scratch::new();
+    let free = s
+        .cmd(&["board", "status", "--board", "board"])
+        .output()
+        .unwrap();
+    assert!(free.status.success());
+    assert!(String::from_utf8_lossy(&free.stdout).contains("does not exist"));
+    // A referee waiting on a bot that never answers a move.
+    let mut referee = Command::new(tournament_bin())
+        .current_dir(s.path())
+        .args([
+            "play",
+            "--black",
+            &fakebot("hang"),
+            "--white",
+            "random",
+            "--board",
+            "board",
+            "--move-ms",
+            "20000",
+            "--json",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(20, || {
+        fs::read_to_string(s.join("board/players/fakebot.1/in.txt"))
+            .is_ok_and(|t| t.contains("TURN"))
+    }));
+    let out = s
+        .cmd(&["board", "status", "--board", "board", "--watch-ms", "3000"])
+        .output()
+        .unwrap();
+    referee.kill().unwrap();
+    referee.wait().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("(pid {})", referee.id())), "{text}");
+    assert!(text.contains("tournament play"), "{text}");
+    assert!(
+        text.contains("alive (its heartbeat moved while we watched)"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains("fakebot.1"))
+        .unwrap_or_else(|| panic!("no fakebot.1 row: {text}"));
+    assert!(
+        row.contains("fakebot") && row.contains("WAITING") && row.contains("TURN black"),
+        "{row}"
+    );
+    assert!(text.contains("1 mailbox(es) wait for an answer"), "{text}");
+    // With the referee gone (killed), the owner shows as dead.
+    let out = s
+        .cmd(&["board", "status", "--board", "board"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("dead (same machine, its process is gone)"),
+        "{text}"
+    );
+}
