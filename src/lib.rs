@@ -1,6 +1,7 @@
 //! `tournament`: Othello tournaments between bots written in any language,
 //! refereed through move files in a shared message-board folder.
 
+pub mod bench;
 pub mod builtin;
 pub mod checkbot;
 pub mod cli;

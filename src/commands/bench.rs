@@ -1,7 +1,10 @@
-//! `tournament bench`: the harness measured.
+//! `tournament bench`: the harness measured (see BENCHMARKS.md). Exits 0
+//! even when targets are missed: it is a measurement, not a test.
 
 use crate::cli::BenchArgs;
+use crate::error::exit;
 
-pub fn run(_args: &BenchArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("this command is being built")
+pub fn run(args: &BenchArgs) -> anyhow::Result<i32> {
+    crate::bench::run(args.quick)?;
+    Ok(exit::OK)
 }
