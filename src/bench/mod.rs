@@ -24,7 +24,7 @@ use anyhow::{bail, Context};
 
 use crate::game::{perft, Position, PUBLISHED_8X8};
 use crate::player::{Instance, Launch, PlayerSpec, Restart};
-use crate::results::{read_records, GAMES_FILE};
+use crate::results::{read_records, read_summaries, GAMES_FILE};
 
 pub use table::{Row, Target, Unit};
 use tourney::{Bot, Setup};
@@ -751,7 +751,7 @@ fn crosstable_times(
 ) -> anyhow::Result<CrosstableTimes> {
     use std::io::BufWriter;
     let clock = Instant::now();
-    let records = read_records(games_file)?;
+    let records = read_summaries(games_file)?;
     let table = crate::rating::crosstable(&records, names);
     let small = clock.elapsed().as_secs_f64();
     if table.games != records.len() || records.is_empty() {
@@ -763,10 +763,12 @@ fn crosstable_times(
     }
     let dir = games_file.parent().context("no results folder")?;
     let big_file = dir.join("big-games.jsonl");
+    // The big file holds whole records, moves and all, as a run writes them.
+    let full = read_records(games_file)?;
     {
         let mut w = BufWriter::new(std::fs::File::create(&big_file)?);
         for k in 0..total {
-            let mut r = records[k % records.len()].clone();
+            let mut r = full[k % full.len()].clone();
             r.id = format!("{}.{k}", r.id);
             serde_json::to_writer(&mut w, &r)?;
             w.write_all(b"\n")?;
@@ -774,7 +776,7 @@ fn crosstable_times(
         w.flush()?;
     }
     let clock = Instant::now();
-    let big = read_records(&big_file)?;
+    let big = read_summaries(&big_file)?;
     let read = clock.elapsed().as_secs_f64();
     let clock = Instant::now();
     let table = crate::rating::crosstable(&big, names);

@@ -7,7 +7,7 @@ use crate::cli::CrosstableArgs;
 use crate::error::{exit, HarnessError};
 use crate::rating::crosstable;
 use crate::report::crosstable::{render, TableFormat};
-use crate::results::{read_records, GAMES_FILE};
+use crate::results::{read_summaries, GAMES_FILE};
 
 use super::players::optional_config;
 
@@ -27,7 +27,7 @@ pub fn render_results(
     players: &[String],
     format: TableFormat,
 ) -> anyhow::Result<String> {
-    let records = read_records(&results.join(GAMES_FILE))?;
+    let records = read_summaries(&results.join(GAMES_FILE))?;
     let table = crosstable(&records, players);
     Ok(render(&table, format, stdout_color()))
 }

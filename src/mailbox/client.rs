@@ -14,6 +14,7 @@ use super::{IN_FILE, OUT_FILE};
 
 pub struct BotMailbox {
     dir: PathBuf,
+    poll_max: std::time::Duration,
     bell: Arc<Doorbell>,
     last_seq: Option<u64>,
 }
@@ -22,8 +23,9 @@ impl BotMailbox {
     pub fn new(dir: &Path) -> BotMailbox {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let bell = Doorbell::new();
-        doorbell::watch(&dir.join(IN_FILE), &bell);
+        let watched = doorbell::watch(&dir.join(IN_FILE), &bell);
         BotMailbox {
+            poll_max: doorbell::poll_max_for(&dir, watched),
             dir,
             bell,
             last_seq: None,
@@ -33,7 +35,7 @@ impl BotMailbox {
     /// The next message from the referee with a seq not yet answered, or
     /// `None` at `deadline`.
     pub fn next_message(&mut self, deadline: Option<Instant>) -> Option<Message> {
-        let mut backoff = Backoff::default();
+        let mut backoff = Backoff::up_to(self.poll_max);
         loop {
             let ticket = self.bell.ticket();
             if let Ok(ReadOutcome::Bytes(b)) =

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use client::BotMailbox;
-pub use doorbell::{Backoff, Doorbell, POLL_MAX, POLL_MIN};
+pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN};
 pub use files::{is_symlink, read_limited, replace, replace_message, ReadOutcome};
 pub use lock::{BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE};
 pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
@@ -164,6 +164,8 @@ pub struct Mailbox {
     dir: PathBuf,
     id: String,
     bell: Arc<Doorbell>,
+    /// The longest sleep between two looks at `out.txt`.
+    poll_max: std::time::Duration,
 }
 
 impl fmt::Debug for Mailbox {
@@ -203,8 +205,9 @@ impl Mailbox {
         }
         let dir = fs::canonicalize(dir).map_err(io_err)?;
         let bell = Doorbell::new();
-        doorbell::watch(&dir.join(OUT_FILE), &bell);
+        let watched = doorbell::watch(&dir.join(OUT_FILE), &bell);
         Ok(Mailbox {
+            poll_max: doorbell::poll_max_for(&dir, watched),
             dir,
             id: id.to_string(),
             bell,
@@ -332,7 +335,7 @@ impl Mailbox {
         deadline: Instant,
         abort: &mut dyn FnMut() -> Option<String>,
     ) -> Result<String, AnswerError> {
-        let mut backoff = Backoff::default();
+        let mut backoff = Backoff::up_to(self.poll_max);
         loop {
             let ticket = self.bell.ticket();
             let pending = match self.poll_answer(seq)? {

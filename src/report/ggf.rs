@@ -30,7 +30,7 @@
 //!   `]`, `\` and control characters in names become `_`.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::game::{Color, Position, Square};
@@ -185,7 +185,8 @@ pub fn write_game_file(results_dir: &Path, record: &GameRecord) -> io::Result<Pa
 }
 
 /// Writes `bytes` to `path` through a temporary sibling and a rename, so a
-/// reader sees the old file or the whole new one, never a part.
+/// reader sees the old file or the whole new one, never a part. Not
+/// fsync'ed: games.jsonl is the record, and `export` regenerates these.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -196,17 +197,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+    crate::mailbox::replace(&dir, &name, bytes)
 }
 
 #[cfg(test)]
