@@ -8,12 +8,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::doorbell::{self, Backoff, Doorbell};
-use super::files::{read_limited, replace_message, ReadOutcome};
+use super::files::{read_limited, MessageFile, ReadOutcome};
 use super::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 use super::{IN_FILE, OUT_FILE};
 
 pub struct BotMailbox {
     dir: PathBuf,
+    /// `out.txt`, written answer after answer.
+    writer: MessageFile,
     poll_max: std::time::Duration,
     bell: Arc<Doorbell>,
     last_seq: Option<u64>,
@@ -24,7 +26,12 @@ impl BotMailbox {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let bell = Doorbell::new();
         let watched = doorbell::watch(&dir.join(IN_FILE), &bell);
+        let tmp_dir = dir.parent().unwrap_or(&dir).to_path_buf();
+        let tag = dir
+            .file_name()
+            .map_or_else(|| "bot".to_string(), |n| n.to_string_lossy().into_owned());
         BotMailbox {
+            writer: MessageFile::new(&tmp_dir, &dir, OUT_FILE, &tag),
             poll_max: doorbell::poll_max_for(&dir, watched),
             dir,
             bell,
@@ -59,8 +66,7 @@ impl BotMailbox {
     /// Answers `msg` with `text` (written atomically to `out.txt`).
     pub fn answer(&mut self, msg: &Message, text: &str) -> std::io::Result<()> {
         let reply = Message::new(&msg.to, REFEREE, msg.seq, text);
-        let tmp_dir = self.dir.parent().unwrap_or(&self.dir);
-        replace_message(tmp_dir, &self.dir, OUT_FILE, reply.encode().as_bytes())?;
+        self.writer.write(reply.encode().as_bytes())?;
         self.last_seq = Some(msg.seq);
         Ok(())
     }

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 pub use client::BotMailbox;
 pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN};
-pub use files::{is_symlink, read_limited, replace, replace_message, ReadOutcome};
+pub use files::{is_symlink, read_limited, replace, replace_message, MessageFile, ReadOutcome};
 pub use lock::{BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE};
 pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
@@ -87,8 +87,8 @@ pub enum Pending {
     Stale(u64),
 }
 
-/// Removes temp files that writers killed mid-write left in `players/`
-/// (the referee's and the built-in bots'). Only while holding the board.
+/// Removes temp and spare files that writers killed mid-write left in
+/// `players/` (the referee's and the built-in bots'). Only while holding the board.
 pub fn sweep_temp_files(board: &Path) {
     let Ok(entries) = fs::read_dir(board.join(PLAYERS_DIR)) else {
         return;
@@ -96,7 +96,7 @@ pub fn sweep_temp_files(board: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let is_temp = name.starts_with('.') && name.contains(".tmp-");
+        let is_temp = name.starts_with('.') && (name.contains(".tmp-") || name.ends_with(".spare"));
         if is_temp && entry.file_type().is_ok_and(|t| t.is_file()) {
             let _ = fs::remove_file(entry.path());
         }
@@ -166,6 +166,8 @@ pub struct Mailbox {
     bell: Arc<Doorbell>,
     /// The longest sleep between two looks at `out.txt`.
     poll_max: std::time::Duration,
+    /// `in.txt`, written message after message.
+    writer: std::sync::Mutex<MessageFile>,
 }
 
 impl fmt::Debug for Mailbox {
@@ -206,7 +208,12 @@ impl Mailbox {
         let dir = fs::canonicalize(dir).map_err(io_err)?;
         let bell = Doorbell::new();
         let watched = doorbell::watch(&dir.join(OUT_FILE), &bell);
+        let tmp_dir = dir.parent().unwrap_or(&dir).to_path_buf();
+        let tag = dir
+            .file_name()
+            .map_or_else(|| id.to_string(), |n| n.to_string_lossy().into_owned());
         Ok(Mailbox {
+            writer: std::sync::Mutex::new(MessageFile::new(&tmp_dir, &dir, IN_FILE, &tag)),
             poll_max: doorbell::poll_max_for(&dir, watched),
             dir,
             id: id.to_string(),
@@ -277,8 +284,10 @@ impl Mailbox {
             return Err(AnswerError::Symlink(format!("{}", target.display())));
         }
         let msg = Message::new(REFEREE, &self.id, seq, text);
-        let tmp_dir = self.dir.parent().unwrap_or(&self.dir);
-        replace_message(tmp_dir, &self.dir, IN_FILE, msg.encode().as_bytes())
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .write(msg.encode().as_bytes())
             .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))
     }
 
