@@ -48,10 +48,12 @@ pub enum HarnessError {
     BotNoncompliant(String),
     #[error("{0}")]
     LockLost(String),
-    #[error("cannot write results to {path}: {source}")]
+    /// (The field is not called `source`: the message already quotes it,
+    /// and a source would be printed a second time.)
+    #[error("cannot write results to {path}: {error}")]
     ResultsUnwritable {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("cannot write to the board: {0}")]
     BoardUnwritable(String),
@@ -60,6 +62,14 @@ pub enum HarnessError {
 }
 
 impl HarnessError {
+    /// A results file or folder could not be written.
+    pub fn results_unwritable(path: &std::path::Path, error: std::io::Error) -> HarnessError {
+        HarnessError::ResultsUnwritable {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             HarnessError::Config(_) => exit::CONFIG,

@@ -201,7 +201,11 @@ impl Game<'_> {
         self.check_lock()?;
         match side.inst.send(text) {
             Ok(_) => Ok(None),
-            Err(AnswerError::Io(e)) => Err(HarnessError::BoardUnwritable(e)),
+            Err(AnswerError::Io(e)) => {
+                // Refused because the board was lost meanwhile, or the drive failed.
+                self.check_lock()?;
+                Err(HarnessError::BoardUnwritable(e))
+            }
             Err(e) => Ok(Some(Lost {
                 color: side.color,
                 reason: EndReason::Garbage,

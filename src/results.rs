@@ -9,6 +9,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::HarnessError;
 use crate::record::GameRecord;
@@ -30,15 +31,18 @@ pub struct StoredSchedule {
 /// Append-only store of finished games.
 #[derive(Debug)]
 pub struct ResultStore {
+    dir: PathBuf,
     path: PathBuf,
     file: File,
 }
 
-fn unwritable(path: &Path, source: io::Error) -> HarnessError {
-    HarnessError::ResultsUnwritable {
-        path: path.to_path_buf(),
-        source,
-    }
+/// Markers of finished games, one empty file per game id.
+pub const DONE_DIR: &str = "done";
+/// How long a resume waits for a drive to show what it caches.
+pub const STALE_VIEW_WAIT: Duration = Duration::from_secs(45);
+
+fn unwritable(path: &Path, error: io::Error) -> HarnessError {
+    HarnessError::results_unwritable(path, error)
 }
 
 /// Reads every complete record of a games file. A final line without its
@@ -134,10 +138,63 @@ fn read_lines(
 
 impl ResultStore {
     /// Opens (creating) `dir/games.jsonl` for appending and returns the
-    /// records already there. A half-written last line is cut off first.
-    pub fn open(dir: &Path) -> Result<(ResultStore, Vec<GameRecord>), HarnessError> {
-        fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
+    /// records already there.
+    ///
+    /// Every finished game also has a marker `done/<id>`, made when its
+    /// line was written. Markers are checked by opening them, which a
+    /// network drive answers fresh, while it may serve a file's size from
+    /// a cache (sshfs: up to 20 s) and so show a shorter games.jsonl. If a
+    /// game of `scheduled` is marked done but its line is not seen, the
+    /// view is stale: it is read again until it shows every marked game
+    /// (up to [`STALE_VIEW_WAIT`]), and nothing is written before — not
+    /// even the repair of a half-written last line, which on a stale view
+    /// would cut real records.
+    pub fn open(
+        dir: &Path,
+        scheduled: &[String],
+    ) -> Result<(ResultStore, Vec<GameRecord>), HarnessError> {
+        Self::open_waiting(dir, scheduled, STALE_VIEW_WAIT)
+    }
+
+    fn open_waiting(
+        dir: &Path,
+        scheduled: &[String],
+        wait: Duration,
+    ) -> Result<(ResultStore, Vec<GameRecord>), HarnessError> {
+        fs::create_dir_all(dir.join(DONE_DIR)).map_err(|e| unwritable(dir, e))?;
         let path = dir.join(GAMES_FILE);
+        let started = std::time::Instant::now();
+        let records = loop {
+            let records = read_records(&path)?;
+            let seen: std::collections::HashSet<&str> =
+                records.iter().map(|r| r.id.as_str()).collect();
+            let unseen = scheduled
+                .iter()
+                .filter(|id| !seen.contains(id.as_str()))
+                .filter(|id| File::open(dir.join(DONE_DIR).join(id)).is_ok())
+                .count();
+            if unseen == 0 {
+                break records;
+            }
+            if started.elapsed() >= wait {
+                return Err(unwritable(
+                    &path,
+                    io::Error::other(format!(
+                        "it shows {} games, but {unseen} more are marked done in {}: this drive \
+                         serves an old view of the file (attribute caching). Mount it without \
+                         attribute caching (sshfs -o cache=no, NFS actimeo=0) or resume on the \
+                         machine that ran the tournament",
+                        records.len(),
+                        dir.join(DONE_DIR).display()
+                    )),
+                ));
+            }
+            tracing::warn!(
+                "{}: waiting for this drive to show {unseen} finished games it still hides (cached file size)",
+                path.display()
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        };
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -156,8 +213,14 @@ impl ResultStore {
                 file.set_len(keep).map_err(|e| unwritable(&path, e))?;
             }
         }
-        let records = read_records(&path)?;
-        Ok((ResultStore { path, file }, records))
+        Ok((
+            ResultStore {
+                dir: dir.to_path_buf(),
+                path,
+                file,
+            },
+            records,
+        ))
     }
 
     pub fn path(&self) -> &Path {
@@ -185,7 +248,16 @@ impl ResultStore {
             let _ = self.file.set_len(before);
             return Err(unwritable(&self.path, e));
         }
-        Ok(())
+        let marker = self.dir.join(DONE_DIR).join(&record.id);
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&marker)
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(unwritable(&marker, e)),
+        }
     }
 }
 
@@ -314,7 +386,7 @@ mod tests {
     fn appended_records_read_back_and_a_half_line_is_cut() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (mut store, old) = ResultStore::open(dir.path()).unwrap();
+            let (mut store, old) = ResultStore::open(dir.path(), &[]).unwrap();
             assert!(old.is_empty());
             store.append(&rec("g1")).unwrap();
             store.append(&rec("g2")).unwrap();
@@ -325,7 +397,7 @@ mod tests {
         f.write_all(b"{\"id\":\"g3\",\"rou").unwrap();
         drop(f);
         assert_eq!(read_records(&path).unwrap().len(), 2);
-        let (mut store, old) = ResultStore::open(dir.path()).unwrap();
+        let (mut store, old) = ResultStore::open(dir.path(), &[]).unwrap();
         assert_eq!(
             old.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
             ["g1", "g2"]
@@ -351,7 +423,7 @@ mod tests {
         });
         full.transcript = "d3".into();
         {
-            let (mut store, _) = ResultStore::open(dir.path()).unwrap();
+            let (mut store, _) = ResultStore::open(dir.path(), &[]).unwrap();
             store.append(&full).unwrap();
         }
         let path = dir.path().join(GAMES_FILE);
@@ -361,6 +433,33 @@ mod tests {
         expected.transcript.clear();
         assert_eq!(summary, expected);
         assert_eq!(read_records(&path).unwrap()[0], full);
+    }
+
+    #[test]
+    fn a_stale_view_of_the_results_is_not_written_to() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (mut store, _) = ResultStore::open(dir.path(), &[]).unwrap();
+            store.append(&rec("g1")).unwrap();
+            store.append(&rec("g2")).unwrap();
+        }
+        // What a drive with a cached size shows: the first line and a half.
+        let path = dir.path().join(GAMES_FILE);
+        let full = fs::read_to_string(&path).unwrap();
+        let first = full.lines().next().unwrap().len() + 1;
+        fs::write(&path, &full[..first + 10]).unwrap();
+        let ids = vec!["g1".to_string(), "g2".to_string(), "g3".to_string()];
+        let err = ResultStore::open_waiting(dir.path(), &ids, Duration::ZERO).unwrap_err();
+        assert!(err.to_string().contains("1 more are marked done"), "{err}");
+        assert_eq!(
+            fs::read(&path).unwrap().len(),
+            first + 10,
+            "nothing was cut"
+        );
+        // Once the whole file shows, the store opens and sees both games.
+        fs::write(&path, &full).unwrap();
+        let (_, seen) = ResultStore::open_waiting(dir.path(), &ids, Duration::ZERO).unwrap();
+        assert_eq!(seen.len(), 2);
     }
 
     #[test]

@@ -65,12 +65,8 @@ pub(super) fn tournament_name(results: &Path, config: Option<&Config>) -> String
         .unwrap_or_else(|| "tournament".into())
 }
 
-fn unwritable(path: &Path, source: std::io::Error) -> anyhow::Error {
-    HarnessError::ResultsUnwritable {
-        path: path.to_path_buf(),
-        source,
-    }
-    .into()
+fn unwritable(path: &Path, error: std::io::Error) -> anyhow::Error {
+    HarnessError::results_unwritable(path, error).into()
 }
 
 /// Today's date (UTC), for WTHOR headers.

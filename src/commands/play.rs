@@ -89,6 +89,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     }
     let record = play_game(&spec, &mut b, &mut w, Some(&lock), &Fanout(sinks))?;
     drop((b, w));
+    crate::mailbox::sweep_temp_files(lock.board());
     if let Err(e) = crate::report::ggf::write_game_file(&results, &record) {
         tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
     }

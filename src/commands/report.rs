@@ -29,12 +29,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         .output
         .clone()
         .unwrap_or_else(|| results.join("report.html"));
-    ggf::write_atomically(&output, page.as_bytes()).map_err(|source| {
-        HarnessError::ResultsUnwritable {
-            path: output.clone(),
-            source,
-        }
-    })?;
+    ggf::write_atomically(&output, page.as_bytes())
+        .map_err(|e| HarnessError::results_unwritable(&output, e))?;
     println!("{}", output.display());
     Ok(exit::OK)
 }

@@ -87,7 +87,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
     check_schedule(&config.results, &stored)?;
-    let (mut store, done) = ResultStore::open(&config.results)?;
+    let ids: Vec<String> = games.iter().map(|g| g.id.clone()).collect();
+    let (mut store, done) = ResultStore::open(&config.results, &ids)?;
     let finished: std::collections::HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
     if let Some(stray) = done.iter().find(|r| !games.iter().any(|g| g.id == r.id)) {
         return Err(HarnessError::ScheduleChanged(format!(
@@ -156,6 +157,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         stop: crate::interrupt::stop_requested(),
     };
     let outcome = run_games(pending, &setup, &mut |record| {
+        // A referee that lost the board records nothing more: the new
+        // holder plays this game again.
+        lock.ensure_held().map_err(HarnessError::LockLost)?;
         store.append(&record)?;
         // games.jsonl is the record; the GGF copy is a convenience that
         // `export` can always regenerate.
@@ -168,6 +172,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     });
     progress.finish();
     crate::logging::set_progress_bar(None);
+    // The bots are gone: their leftovers (spare files) go too.
+    crate::mailbox::sweep_temp_files(lock.board());
     let left = outcome?;
     drop(lock);
 

@@ -34,7 +34,7 @@ pub fn poll_max_for(dir: &Path, watched: bool) -> Duration {
 }
 
 #[cfg(target_os = "linux")]
-fn is_local_fs(dir: &Path) -> bool {
+pub fn is_local_fs(dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     // statfs magic numbers of local disk and memory file systems (from
     // linux/magic.h); everything else (NFS, SMB, FUSE such as sshfs…) is
@@ -61,7 +61,7 @@ fn is_local_fs(dir: &Path) -> bool {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn is_local_fs(_dir: &Path) -> bool {
+pub fn is_local_fs(_dir: &Path) -> bool {
     false
 }
 

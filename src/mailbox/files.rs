@@ -59,7 +59,16 @@ pub fn read_limited(path: &Path, limit: usize) -> io::Result<ReadOutcome> {
         Err(e) if is_symlink_error(&e) => return Ok(ReadOutcome::Symlink),
         Err(e) => return Err(e),
     };
-    let meta = file.metadata()?;
+    // On sshfs an fstat goes by path: if the writer replaced the file just
+    // after our open, the name is briefly gone. That is "nothing yet".
+    let gone = |e: io::Error| match e.kind() {
+        io::ErrorKind::NotFound => Ok(ReadOutcome::Missing),
+        _ => Err(e),
+    };
+    let meta = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => return gone(e),
+    };
     if !meta.is_file() {
         return Ok(ReadOutcome::NotAFile);
     }
@@ -67,7 +76,9 @@ pub fn read_limited(path: &Path, limit: usize) -> io::Result<ReadOutcome> {
         return Ok(ReadOutcome::TooLarge(meta.len()));
     }
     let mut buf = Vec::with_capacity(meta.len() as usize + 1);
-    file.take(limit as u64 + 1).read_to_end(&mut buf)?;
+    if let Err(e) = file.take(limit as u64 + 1).read_to_end(&mut buf) {
+        return gone(e);
+    }
     if buf.len() > limit {
         return Ok(ReadOutcome::TooLarge(buf.len() as u64));
     }
@@ -262,6 +273,9 @@ impl MessageFile {
         let spare = self.spare.as_ref().expect("just made");
         spare.write_all_at(content, 0)?;
         spare.set_len(content.len() as u64)?;
+        // The last look before the message becomes visible: a referee that
+        // lost the board (stopped, then continued) must not write into it.
+        super::lock::may_write_board().map_err(io::Error::other)?;
         let swapped = match self.live {
             Some(_) => match exchange(&self.spare_path, &target) {
                 Ok(()) => true,

@@ -248,6 +248,24 @@ impl Held {
     }
 }
 
+/// The locks this process holds, so that every write to a board (a move
+/// file, a mailbox clean-up) can first ask whether it still may.
+static HELD: Mutex<Vec<std::sync::Weak<Held>>> = Mutex::new(Vec::new());
+
+/// Ok while every board lock this process holds is still ours (or it holds
+/// none); otherwise why not. Checked before every write to a board, so a
+/// referee that lost the board (stopped past the stale period, then
+/// continued) never touches the new holder's files.
+pub fn may_write_board() -> Result<(), String> {
+    let held: Vec<Arc<Held>> = HELD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .collect();
+    held.iter().try_for_each(|h| h.check())
+}
+
 /// An exclusive hold on a board; released on drop.
 pub struct BoardLock {
     board: PathBuf,
@@ -305,6 +323,7 @@ impl BoardLock {
             command: opts.command.clone(),
         };
         acquire_folder(&board, &record, opts, flock.is_some())?;
+        let own = OwnDir::open(&board.join(LOCK_DIR)).map_err(io_err)?;
         let held = Arc::new(Held {
             lost: AtomicBool::new(false),
             reason: Mutex::new(None),
@@ -317,9 +336,14 @@ impl BoardLock {
             let every = opts.heartbeat();
             std::thread::Builder::new()
                 .name("board-heartbeat".into())
-                .spawn(move || heartbeat_loop(&board, &mut record, &held, every, &stopped))
+                .spawn(move || heartbeat_loop(&board, &own, &mut record, &held, every, &stopped))
                 .map_err(io_err)?
         };
+        {
+            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            all.retain(|w| w.strong_count() > 0);
+            all.push(Arc::downgrade(&held));
+        }
         tracing::debug!(board = %board.display(), token = %record.token, "board lock taken");
         Ok(BoardLock {
             board,
@@ -348,6 +372,9 @@ impl BoardLock {
 
 impl Drop for BoardLock {
     fn drop(&mut self) {
+        HELD.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(&self.held)));
         drop(self.stop.take());
         if let Some(h) = self.heartbeat.take() {
             let _ = h.join();
@@ -361,8 +388,82 @@ impl Drop for BoardLock {
     }
 }
 
+/// Our own lock folder, held open so heartbeats go into *it* even after a
+/// breaker moved it aside and made a new `REFEREE/`: a holder that was
+/// stopped and continued then never overwrites the new owner's record.
+struct OwnDir {
+    #[cfg(unix)]
+    dir: File,
+    #[cfg(not(unix))]
+    path: PathBuf,
+}
+
+impl OwnDir {
+    fn open(lock_dir: &Path) -> io::Result<OwnDir> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let dir = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+                .open(lock_dir)?;
+            Ok(OwnDir { dir })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(OwnDir {
+                path: lock_dir.to_path_buf(),
+            })
+        }
+    }
+
+    /// Replaces OWNER inside our folder (temp file + rename, both relative
+    /// to the open folder).
+    fn write_owner(&self, content: &[u8], token: &str) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::ffi::CString;
+            use std::os::unix::io::{AsRawFd, FromRawFd};
+            let fd = self.dir.as_raw_fd();
+            let tmp = CString::new(format!(".OWNER.tmp-{token}")).map_err(io::Error::other)?;
+            let owner = CString::new(OWNER_FILE).map_err(io::Error::other)?;
+            // SAFETY: openat on our directory fd with a valid name; the
+            // returned fd is owned by the File made from it.
+            let raw = unsafe {
+                libc::openat(
+                    fd,
+                    tmp.as_ptr(),
+                    libc::O_WRONLY
+                        | libc::O_CREAT
+                        | libc::O_TRUNC
+                        | libc::O_NOFOLLOW
+                        | libc::O_CLOEXEC,
+                    0o644,
+                )
+            };
+            if raw < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let mut f = unsafe { File::from_raw_fd(raw) };
+            std::io::Write::write_all(&mut f, content)?;
+            drop(f);
+            // SAFETY: renameat within our directory fd, valid names.
+            if unsafe { libc::renameat(fd, tmp.as_ptr(), fd, owner.as_ptr()) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = token;
+            replace(&self.path, OWNER_FILE, content)
+        }
+    }
+}
+
 fn heartbeat_loop(
     board: &Path,
+    own: &OwnDir,
     record: &mut OwnerRecord,
     held: &Held,
     every: Duration,
@@ -373,13 +474,21 @@ fn heartbeat_loop(
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             _ => return,
         }
-        // Never write after the give-up time: a breaker may already own it.
+        // Never act after the give-up time: a breaker may already own it.
         if held.check().is_err() {
             return;
         }
+        record.heartbeat += 1;
+        if let Err(e) = own.write_owner(record.encode().as_bytes(), &record.token) {
+            tracing::warn!("board heartbeat: cannot write OWNER: {e}");
+            continue;
+        }
+        // Read back by name: is the board's lock still the one we wrote?
         match read_owner_text(board) {
             Ok(text) => match OwnerRecord::parse(&text) {
-                Some(o) if o.token == record.token => {}
+                Some(o) if o.token == record.token => {
+                    *held.last_ok.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                }
                 Some(o) => {
                     held.lose(format!("the board was taken over by {o}"));
                     return;
@@ -394,21 +503,8 @@ fn heartbeat_loop(
                 // it (and puts a live lock back): not a loss yet. Staying
                 // gone past the give-up time is (see `Held::check`).
                 tracing::debug!("board heartbeat: REFEREE/OWNER is missing; retrying");
-                continue;
             }
-            Err(e) => {
-                tracing::warn!("board heartbeat: cannot read OWNER: {e}");
-                continue;
-            }
-        }
-        record.heartbeat += 1;
-        match replace(
-            &board.join(LOCK_DIR),
-            OWNER_FILE,
-            record.encode().as_bytes(),
-        ) {
-            Ok(()) => *held.last_ok.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now(),
-            Err(e) => tracing::warn!("board heartbeat: cannot write OWNER: {e}"),
+            Err(e) => tracing::warn!("board heartbeat: cannot read OWNER: {e}"),
         }
     }
 }

@@ -23,7 +23,7 @@ use std::time::Instant;
 pub use client::BotMailbox;
 pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN};
 pub use files::{is_symlink, read_limited, replace, replace_message, MessageFile, ReadOutcome};
-pub use lock::{BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE};
+pub use lock::{may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE};
 pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
 
@@ -33,6 +33,8 @@ pub const IN_FILE: &str = "in.txt";
 pub const OUT_FILE: &str = "out.txt";
 /// The folder of mailboxes inside a board.
 pub const PLAYERS_DIR: &str = "players";
+/// The referee's marker in a mailbox on a network drive (see `check_dir`).
+pub const MARKER_FILE: &str = ".mailbox";
 /// Longest player name (it becomes a folder name on every kind of drive).
 pub const MAX_NAME_LEN: usize = 64;
 
@@ -83,13 +85,19 @@ pub enum Pending {
     Nothing,
     /// The start of a message that is not complete (no final newline).
     Partial(String),
-    /// A complete answer to an earlier seq.
+    /// A complete answer to another seq (an earlier one, or one left by a
+    /// previous process of this mailbox).
     Stale(u64),
+    /// `out.txt` could not be read (a drive's error); looked at again.
+    Unreadable(String),
 }
 
 /// Removes temp and spare files that writers killed mid-write left in
 /// `players/` (the referee's and the built-in bots'). Only while holding the board.
 pub fn sweep_temp_files(board: &Path) {
+    if may_write_board().is_err() {
+        return;
+    }
     let Ok(entries) = fs::read_dir(board.join(PLAYERS_DIR)) else {
         return;
     };
@@ -138,6 +146,9 @@ impl fmt::Display for AnswerError {
                 f,
                 "no answer in time: out.txt still held an answer to seq {seq} (line 3 of the answer must repeat the seq of in.txt)"
             ),
+            AnswerError::Timeout {
+                pending: Pending::Unreadable(e),
+            } => write!(f, "no answer in time (out.txt could not be read: {e})"),
             AnswerError::Garbage(why) => write!(f, "garbage in out.txt: {why}"),
             AnswerError::WrongSender { from, to } => write!(
                 f,
@@ -168,6 +179,8 @@ pub struct Mailbox {
     poll_max: std::time::Duration,
     /// `in.txt`, written message after message.
     writer: std::sync::Mutex<MessageFile>,
+    /// On a network drive: the token in the folder's marker file.
+    marker: Option<String>,
 }
 
 impl fmt::Debug for Mailbox {
@@ -208,11 +221,19 @@ impl Mailbox {
         let dir = fs::canonicalize(dir).map_err(io_err)?;
         let bell = Doorbell::new();
         let watched = doorbell::watch(&dir.join(OUT_FILE), &bell);
+        let marker = if doorbell::is_local_fs(&dir) {
+            None
+        } else {
+            let token = format!("{:016x}\n", rand::random::<u64>());
+            replace(&dir, MARKER_FILE, token.as_bytes()).map_err(io_err)?;
+            Some(token)
+        };
         let tmp_dir = dir.parent().unwrap_or(&dir).to_path_buf();
         let tag = dir
             .file_name()
             .map_or_else(|| id.to_string(), |n| n.to_string_lossy().into_owned());
         Ok(Mailbox {
+            marker,
             writer: std::sync::Mutex::new(MessageFile::new(&tmp_dir, &dir, IN_FILE, &tag)),
             poll_max: doorbell::poll_max_for(&dir, watched),
             dir,
@@ -235,31 +256,60 @@ impl Mailbox {
         Arc::clone(&self.bell)
     }
 
+    /// Refuses a mailbox folder that was replaced (by a symlink, or a
+    /// different folder). On a local drive lstat tells at once; a network
+    /// drive may answer lstat from a cache for many seconds (sshfs: 20 s),
+    /// so there the marker file written at open is read back (reading a
+    /// file's content is always fresh): a folder swapped for a link to
+    /// elsewhere has no marker with our token.
     fn check_dir(&self) -> Result<(), AnswerError> {
-        if is_symlink(&self.dir) {
-            return Err(AnswerError::Symlink(format!(
-                "the mailbox folder {}",
+        let replaced = || {
+            AnswerError::Symlink(format!(
+                "the mailbox folder {} (it was replaced)",
                 self.dir.display()
-            )));
+            ))
+        };
+        if is_symlink(&self.dir) {
+            return Err(replaced());
+        }
+        if let Some(token) = &self.marker {
+            match read_limited(&self.dir.join(MARKER_FILE), 256) {
+                Ok(ReadOutcome::Bytes(b)) if b == token.as_bytes() => {}
+                _ => return Err(replaced()),
+            }
         }
         Ok(())
     }
 
-    /// Empties the mailbox for a fresh instance: both move files and any
-    /// temp files a crashed writer left.
+    /// Empties the mailbox for a fresh instance: `in.txt` deleted, `out.txt`
+    /// emptied in place (not deleted: a bot on another machine may hold a
+    /// cached view of that file, and re-creating it there can fail for
+    /// seconds), and temp files a crashed writer left. Touches nothing else,
+    /// and nothing at all once this referee lost the board.
     pub fn clear(&self) -> io::Result<()> {
+        lock::may_write_board().map_err(io::Error::other)?;
         self.check_dir()
             .map_err(|e| io::Error::other(e.to_string()))?;
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name == IN_FILE || name == OUT_FILE || name.starts_with('.') {
-                if entry.file_type()?.is_dir() {
-                    continue;
-                }
+            let ours =
+                name == IN_FILE || name.starts_with(".in.txt.") || name.starts_with(".out.txt.");
+            if ours && entry.file_type()?.is_file() {
                 fs::remove_file(entry.path())?;
             }
+        }
+        let out = self.dir.join(OUT_FILE);
+        if fs::symlink_metadata(&out).is_ok_and(|m| m.is_file()) {
+            let mut opts = fs::OpenOptions::new();
+            opts.write(true).truncate(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                opts.custom_flags(libc::O_NOFOLLOW);
+            }
+            opts.open(&out)?;
         }
         Ok(())
     }
@@ -310,7 +360,8 @@ impl Mailbox {
                     "out.txt is {n} bytes; a message is at most {MAX_MESSAGE_BYTES}"
                 )))
             }
-            Err(e) => return Err(AnswerError::Io(format!("{}: {e}", path.display()))),
+            // A drive's hiccup is not the bot's fault: look again.
+            Err(e) => return Ok(Err(Pending::Unreadable(e.to_string()))),
         };
         match Message::decode(&bytes) {
             Decoded::Incomplete if bytes.is_empty() => Ok(Err(Pending::Nothing)),
@@ -327,10 +378,6 @@ impl Mailbox {
                 }
                 Ok(Ok(m.text))
             }
-            Decoded::Complete(m) if m.seq > seq => Err(AnswerError::Garbage(format!(
-                "answer has seq {} but the referee's message was seq {seq}",
-                m.seq
-            ))),
             Decoded::Complete(m) => Ok(Err(Pending::Stale(m.seq))),
         }
     }

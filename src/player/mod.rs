@@ -227,13 +227,12 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         self.stop(GRACE);
-        // A spawned instance's mailbox dies with it; a waiting player's
-        // stays, so its seq goes on counting next time.
+        // A spawned instance's mailbox is emptied but kept: a bot on another
+        // machine may hold a cached view of the folder, and a folder deleted
+        // and made again can be unusable there for seconds. A waiting
+        // player's mailbox is left as it is, so its seq goes on counting.
         if !self.spec.is_waiting() {
-            let dir = self.mailbox.dir().to_path_buf();
-            if self.mailbox.clear().is_ok() {
-                let _ = std::fs::remove_dir(&dir);
-            }
+            let _ = self.mailbox.clear();
         }
     }
 }

@@ -122,13 +122,58 @@ pub fn die_with_parent() {
     }
 }
 
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Makes this process the reaper of orphaned descendants (Linux), so bot
-/// grandchildren whose parent died are still waited for and killed by us.
+/// grandchildren whose parent died are still waited for and killed by us —
+/// even those that left the bot's process group (`setsid`).
 pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer flag.
     unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 {
+            SUBREAPER.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+/// KILLs and reaps our children that are not a running bot: as a
+/// subreaper, those can only be what a bot left behind when it died
+/// (re-parented to us), including processes that left its group.
+fn kill_orphans() {
+    #[cfg(target_os = "linux")]
+    {
+        if !SUBREAPER.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let me = std::process::id();
+        // Held for the whole scan: no bot is spawned meanwhile.
+        let bots = live_groups();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // "pid (comm) state ppid ...": fields after the last ')'.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if ppid == Some(me) && !bots.contains(&pid) {
+                // SAFETY: KILL to a child of ours, then reap it.
+                unsafe {
+                    libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                    let mut status = 0;
+                    libc::waitpid(pid as libc::pid_t, &mut status, 0);
+                }
+                tracing::debug!(pid, "killed a process a bot left behind");
+            }
+        }
     }
 }
 
@@ -155,9 +200,15 @@ pub fn spawn(
             });
         }
     }
-    let child = cmd.spawn()?;
-    let pid = child.id();
-    live_groups().insert(pid);
+    // Spawned and registered under one lock, so `kill_orphans` never sees
+    // a new bot before it is known.
+    let (child, pid) = {
+        let mut groups = live_groups();
+        let child = cmd.spawn()?;
+        let pid = child.id();
+        groups.insert(pid);
+        (child, pid)
+    };
     let exit = Arc::new(ExitCell::default());
     let cell = Arc::clone(&exit);
     std::thread::Builder::new()
@@ -269,6 +320,7 @@ impl ProcessTree {
         if !self.group_alive() {
             live_groups().remove(&self.pid);
         }
+        kill_orphans();
         info
     }
 }
