@@ -68,8 +68,14 @@ impl Message {
                 None => break,
             }
         }
-        // A byte that is not printable ASCII is garbage even before the
-        // message is complete: no prefix of a valid message contains one.
+        // NUL bytes are what a network drive shows for a file whose new
+        // length it knows before its content (sshfs with attribute
+        // caching): a message still arriving, not garbage.
+        if bytes.contains(&0) {
+            return Decoded::Incomplete;
+        }
+        // Any other byte that is not printable ASCII is garbage even before
+        // the message is complete: no prefix of a valid message contains one.
         if let Some(bad) = bytes
             .iter()
             .position(|&b| !(b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b)))
@@ -120,6 +126,8 @@ mod tests {
             (b"", Decoded::Incomplete),
             (b"bot\nreferee\n3\nd3", Decoded::Incomplete),
             (b"bot\nreferee\n3", Decoded::Incomplete),
+            (b"\0\0\0\0\0\0\0\0", Decoded::Incomplete),
+            (b"bot\nreferee\n3\nd3\n\0\0", Decoded::Incomplete),
             (
                 b"bot\nreferee\n3\nd3\n",
                 complete("bot", "referee", 3, "d3"),
@@ -154,7 +162,7 @@ mod tests {
             b"bot\nreferee\n-1\nd3\n",
             b"bot\nreferee\n3\nd3\nextra\n",
             b"\x82\xa0\x82\xa2\n",
-            b"bot\nref\x00",
+            b"bot\nref\xff",
         ];
         for bytes in garbage {
             assert!(
