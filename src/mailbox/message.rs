@@ -68,22 +68,20 @@ impl Message {
                 None => break,
             }
         }
-        // NUL bytes are what a network drive shows for a file whose new
-        // length it knows before its content (sshfs with attribute
-        // caching): a message still arriving, not garbage.
-        if bytes.contains(&0) {
-            return Decoded::Incomplete;
-        }
-        // Any other byte that is not printable ASCII is garbage even before
-        // the message is complete: no prefix of a valid message contains one.
-        if let Some(bad) = bytes
-            .iter()
-            .position(|&b| !(b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b)))
-        {
+        // A byte that is not printable ASCII is garbage even before the
+        // message is complete: no prefix of a valid message contains one.
+        // NUL is the exception: it is what a network drive shows for a file
+        // whose new length it knows before its content (sshfs with attribute
+        // caching), so NULs alone mean a message still arriving.
+        let printable = |b: u8| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b);
+        if let Some(bad) = bytes.iter().position(|&b| !printable(b) && b != 0) {
             return Decoded::Garbage(format!(
                 "byte 0x{:02x} at offset {bad} is not printable ASCII",
                 bytes[bad]
             ));
+        }
+        if bytes.contains(&0) {
+            return Decoded::Incomplete;
         }
         if lines.len() < 4 {
             return Decoded::Incomplete;
@@ -163,6 +161,7 @@ mod tests {
             b"bot\nreferee\n3\nd3\nextra\n",
             b"\x82\xa0\x82\xa2\n",
             b"bot\nref\xff",
+            b"\0\xff\0binary\0\x01\x02\n",
         ];
         for bytes in garbage {
             assert!(

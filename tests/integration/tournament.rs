@@ -207,7 +207,12 @@ fn kill_9_mid_run_then_resume_loses_and_doubles_nothing() {
 #[test]
 fn ctrl_c_finishes_running_games_then_a_second_one_stops_at_once() {
     let s = Scratch::new();
-    s.write("tournament.toml", &resumable_toml());
+    // Slow enough that a game outlives the gap between the two signals
+    // even on a busy machine.
+    s.write(
+        "tournament.toml",
+        &resumable_toml().replace("slow 12", "slow 40"),
+    );
     let log = s.join("starts.log");
     let child = Command::new(tournament_bin())
         .current_dir(s.path())
@@ -254,7 +259,8 @@ fn ctrl_c_finishes_running_games_then_a_second_one_stops_at_once() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("stopping at once"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stopping at once"), "{err}");
     for line in std::fs::read_to_string(&log).unwrap().lines() {
         let pid: u32 = line.split_whitespace().next().unwrap().parse().unwrap();
         assert!(
