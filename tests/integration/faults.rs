@@ -480,6 +480,37 @@ fn cwd_under(dir: &Path) -> Vec<u32> {
     out
 }
 
+/// Every process below `pid` (children, grandchildren, ...), from /proc.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = vec![];
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let ppid = fs::read_to_string(format!("/proc/{p}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, r)| r.split_whitespace().nth(1).map(str::to_string))
+            })
+            .and_then(|pp| pp.parse::<u32>().ok());
+        if let Some(pp) = ppid {
+            parent_of.push((p, pp));
+        }
+    }
+    let mut out = vec![];
+    let mut todo = vec![pid];
+    while let Some(q) = todo.pop() {
+        for &(p, pp) in &parent_of {
+            if pp == q {
+                out.push(p);
+                todo.push(p);
+            }
+        }
+    }
+    out
+}
+
 fn alive(pid: u32) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
         s.rsplit_once(')')
@@ -1270,7 +1301,7 @@ fn referee(e: &Env<'_>, s: &mut Suite) {
         || second_referee(e),
     );
     s.run(
-        "referee stopped (SIGSTOP) past the stale period, a second one takes over from B, then SIGCONT",
+        "referee and its bots stopped (SIGSTOP, a frozen machine) past the stale period, a second one takes over from B, then SIGCONT",
         || stopped_and_taken_over(e),
     );
     s.run(
@@ -1489,7 +1520,14 @@ fn stopped_and_taken_over(e: &Env<'_>) -> String {
         "{}",
         first.stderr()
     );
+    // The referee's machine freezes: the referee and the bots it started
+    // (a bot of the old holder left running writes into mailboxes the new
+    // holder uses: B9 in FAULTS.md).
     first.signal(libc::SIGSTOP);
+    let frozen = descendants(first.pid());
+    for &p in &frozen {
+        signal(p, libc::SIGSTOP);
+    }
     let t_stop = Instant::now();
     std::thread::sleep(Duration::from_millis(600));
     let at_stop = lines_of(&games);
@@ -1509,6 +1547,9 @@ fn stopped_and_taken_over(e: &Env<'_>) -> String {
         second.stderr()
     );
     let stopped_for = t_stop.elapsed();
+    for &p in &frozen {
+        signal(p, libc::SIGCONT);
+    }
     first.signal(libc::SIGCONT);
     let t_cont = Instant::now();
     let first_code = first.wait(30);
@@ -1541,10 +1582,11 @@ fn stopped_and_taken_over(e: &Env<'_>) -> String {
     );
     assert_eq!(res.recs.len(), 16);
     format!(
-        "stopped {:.1} s with {at_stop} games finished; B took over and played on; continued, \
+        "stopped {:.1} s (with its {} bots) with {at_stop} games finished; B took over and played on; continued, \
          the old referee gave up after {:.2} s with exit 8 and the new one finished: 16 of 16 \
          games, 0 doubled, 0 spoiled",
         stopped_for.as_secs_f64(),
+        frozen.len(),
         noticed.as_secs_f64()
     )
 }

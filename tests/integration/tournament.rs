@@ -207,12 +207,7 @@ fn kill_9_mid_run_then_resume_loses_and_doubles_nothing() {
 #[test]
 fn ctrl_c_finishes_running_games_then_a_second_one_stops_at_once() {
     let s = Scratch::new();
-    // Slow enough that a game outlives the gap between the two signals
-    // even on a busy machine.
-    s.write(
-        "tournament.toml",
-        &resumable_toml().replace("slow 12", "slow 40"),
-    );
+    s.write("tournament.toml", &resumable_toml());
     let log = s.join("starts.log");
     let child = Command::new(tournament_bin())
         .current_dir(s.path())
@@ -235,15 +230,34 @@ fn ctrl_c_finishes_running_games_then_a_second_one_stops_at_once() {
     let first = records(&s).len();
     assert!(first < 24);
 
-    // Second run: two signals in a row stop at once and kill the bots.
-    let child = Command::new(tournament_bin())
+    // Second run: two signals in a row stop at once and kill the bots. The
+    // slow bot now takes a second a move (bots' commands are not part of
+    // the schedule), so its game is still running when the second signal
+    // comes, sent once the referee has shown it handled the first.
+    s.write(
+        "tournament.toml",
+        &resumable_toml().replace("slow 12", "slow 1000"),
+    );
+    let mut child = Command::new(tournament_bin())
         .current_dir(s.path())
         .arg("run")
         .env("FAKEBOT_LOG", &log)
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let (pipe, stderr) = (child.stderr.take().unwrap(), stderr.clone());
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                let mut all = stderr.lock().unwrap();
+                all.push_str(&line);
+                all.push('\n');
+            }
+        })
+    };
     let started = std::fs::read_to_string(&log)
         .unwrap_or_default()
         .lines()
@@ -253,13 +267,20 @@ fn ctrl_c_finishes_running_games_then_a_second_one_stops_at_once() {
         .lines()
         .count()
         > started));
-    std::thread::sleep(Duration::from_millis(300));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        wait_until(30, || stderr
+            .lock()
+            .unwrap()
+            .contains("the running games finish")),
+        "{}",
+        stderr.lock().unwrap()
+    );
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let err = stderr.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("stopping at once"), "{err}");
     for line in std::fs::read_to_string(&log).unwrap().lines() {
         let pid: u32 = line.split_whitespace().next().unwrap().parse().unwrap();
@@ -268,6 +289,7 @@ fn ctrl_c_finishes_running_games_then_a_second_one_stops_at_once() {
             "bot group {pid} outlived the referee"
         );
     }
+    s.write("tournament.toml", &resumable_toml());
     // And the run still completes later, with every game exactly once.
     let out = s
         .cmd(&["run"])
