@@ -434,29 +434,6 @@ pub(crate) mod tests {
         assert!((top.elo - 35.0).abs() < 15.0, "{}", top.elo);
     }
 
-    /// Times `crosstable` on 100,000 games among 64 players; run with
-    /// `cargo test --release --lib rating::tests::timing -- --ignored --nocapture`
-    /// (`TIMING_PLAYERS=300` for another field size).
-    #[test]
-    #[ignore]
-    fn timing() {
-        let players: usize = std::env::var("TIMING_PLAYERS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64);
-        let records = synthetic(100_000, players, 1);
-        let start = std::time::Instant::now();
-        let t = crosstable(&records, &[]);
-        let elapsed = start.elapsed();
-        eprintln!(
-            "crosstable: {} games, {} players: {:?}",
-            t.games,
-            t.standings.len(),
-            elapsed
-        );
-        check_consistent(&t);
-    }
-
     proptest! {
         #[test]
         fn points_equal_games_and_elo_averages_zero(
