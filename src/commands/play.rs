@@ -73,8 +73,19 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         std::process::id()
     );
     let same = black.name == white.name;
-    let mut b = Instance::new(black, lock.board(), 1)?;
-    let mut w = Instance::new(white, lock.board(), if same { 2 } else { 1 })?;
+    // After taking the board over from a referee that may still run, stay
+    // out of the mailboxes its bots may still answer in.
+    let first = |name: &str| {
+        if lock.took_over_live() {
+            crate::schedule::last_instance_on(lock.board(), name) + 1
+        } else {
+            1
+        }
+    };
+    let kb = first(&black.name);
+    let kw = if same { kb + 1 } else { first(&white.name) };
+    let mut b = Instance::new(black, lock.board(), kb)?;
+    let mut w = Instance::new(white, lock.board(), kw)?;
     let spec = GameSpec {
         id,
         round: 1,

@@ -274,6 +274,7 @@ pub struct BoardLock {
     stop: Option<crossbeam_channel::Sender<()>>,
     heartbeat: Option<JoinHandle<()>>,
     flock: Option<File>,
+    took_over_live: bool,
 }
 
 impl fmt::Debug for BoardLock {
@@ -322,7 +323,7 @@ impl BoardLock {
             board: board.display().to_string(),
             command: opts.command.clone(),
         };
-        acquire_folder(&board, &record, opts, flock.is_some())?;
+        let took_over_live = acquire_folder(&board, &record, opts, flock.is_some())?;
         let own = OwnDir::open(&board.join(LOCK_DIR)).map_err(io_err)?;
         let held = Arc::new(Held {
             lost: AtomicBool::new(false),
@@ -352,6 +353,7 @@ impl BoardLock {
             stop: Some(stop),
             heartbeat: Some(heartbeat),
             flock,
+            took_over_live,
         })
     }
 
@@ -363,6 +365,12 @@ impl BoardLock {
 
     pub fn board(&self) -> &Path {
         &self.board
+    }
+
+    /// Whether this lock was taken over from a holder whose process may
+    /// still run, with bots that may still answer in its mailboxes.
+    pub fn took_over_live(&self) -> bool {
+        self.took_over_live
     }
 
     pub fn owner(&self) -> &OwnerRecord {
@@ -512,12 +520,15 @@ fn heartbeat_loop(
 /// The cross-machine part of acquiring: create-and-rename, read back, judge
 /// staleness, break by rename-aside. `flock_held` says the same-machine
 /// lock is ours, so a same-host owner whose pid is gone is dead for sure.
+/// Returns whether it took the board over from a holder whose process may
+/// still run (on another machine, or stopped): that holder's bots may still
+/// be answering in its mailboxes.
 pub fn acquire_folder(
     board: &Path,
     record: &OwnerRecord,
     opts: &LockOptions,
     flock_held: bool,
-) -> Result<(), LockError> {
+) -> Result<bool, LockError> {
     let io_err = |e| LockError::Io(board.to_path_buf(), e);
     let lock_dir = board.join(LOCK_DIR);
     let tmp = board.join(format!("{LOCK_DIR}.tmp-{}", record.token));
@@ -528,6 +539,7 @@ pub fn acquire_folder(
     let mut seen: Option<(String, Instant)> = None;
     let mut changed_once = false;
     let mut empty_tries = 0;
+    let mut took_over_live = false;
     loop {
         let _ = fs::create_dir(&tmp);
         replace(&tmp, OWNER_FILE, record.encode().as_bytes()).map_err(io_err)?;
@@ -551,7 +563,7 @@ pub fn acquire_folder(
         };
         let owner = OwnerRecord::parse(&text);
         if owner.as_ref().is_some_and(|o| o.token == record.token) {
-            return Ok(());
+            return Ok(took_over_live);
         }
         let now = Instant::now();
         let dead_here = owner.as_ref().is_some_and(|o| {
@@ -610,6 +622,7 @@ pub fn acquire_folder(
             continue;
         }
         let _ = fs::remove_dir_all(&dead);
+        took_over_live |= owner.is_some() && !dead_here;
         match &owner {
             Some(o) => {
                 tracing::warn!(

@@ -10,7 +10,7 @@ mod pool;
 pub use pairings::{
     check_openings, gauntlet, random_openings, round_robin, schedule, ScheduledGame,
 };
-pub use pool::{run_games, PoolSetup};
+pub use pool::{last_instance_on, run_games, PoolSetup};
 
 use crate::config::{Config, Format, OpeningSource};
 

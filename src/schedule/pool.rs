@@ -49,11 +49,15 @@ struct Done {
     result: Result<GameRecord, HarnessError>,
 }
 
-/// Free instances per player, and how many each has.
+/// Free instances per player, and the number of each one's last instance.
 #[derive(Default)]
 struct Instances {
     free: HashMap<String, Vec<Instance>>,
     made: HashMap<String, u32>,
+    /// Number instances above every mailbox already on the board: set when
+    /// the board was taken over from a referee that may still run, whose
+    /// bots may still answer in `<name>.1`, `<name>.2`, …
+    above_existing: bool,
 }
 
 impl Instances {
@@ -61,7 +65,14 @@ impl Instances {
         if let Some(i) = self.free.get_mut(&spec.name).and_then(Vec::pop) {
             return Ok(i);
         }
-        let k = self.made.entry(spec.name.clone()).or_insert(0);
+        let above = self.above_existing;
+        let k = self.made.entry(spec.name.clone()).or_insert_with(|| {
+            if above {
+                last_instance_on(board, &spec.name)
+            } else {
+                0
+            }
+        });
         *k += 1;
         Instance::new(Arc::clone(spec), board, *k)
             .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))
@@ -86,6 +97,24 @@ impl Instances {
             }
         });
     }
+}
+
+/// The highest `k` of the `<name>.<k>` mailbox folders on the board (0 if none).
+pub fn last_instance_on(board: &Path, name: &str) -> u32 {
+    let prefix = format!("{name}.");
+    std::fs::read_dir(board.join(crate::mailbox::PLAYERS_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix(&prefix)?
+                .parse::<u32>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
@@ -116,7 +145,16 @@ pub fn run_games(
     on_record: &mut dyn FnMut(GameRecord) -> Result<(), HarnessError>,
 ) -> Result<usize, HarnessError> {
     let mut pending: VecDeque<ScheduledGame> = games.into();
-    let mut instances = Instances::default();
+    let mut instances = Instances {
+        above_existing: setup.lock.is_some_and(|l| l.took_over_live()),
+        ..Instances::default()
+    };
+    if instances.above_existing {
+        tracing::info!(
+            "the board's previous referee may still be running: its bots' mailboxes are left \
+             alone and new ones are used"
+        );
+    }
     let (job_tx, job_rx) = unbounded::<Job>();
     let (done_tx, done_rx) = unbounded::<Done>();
     let workers = setup.concurrency.max(1) as usize;
@@ -211,4 +249,22 @@ pub fn run_games(
             None => Ok(pending.len()),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_instance_is_the_highest_of_that_players_folders() {
+        let board = tempfile::tempdir().unwrap();
+        let players = board.path().join(crate::mailbox::PLAYERS_DIR);
+        for dir in ["a.1", "a.3", "ab.7", "a.x", "a", "b.2"] {
+            std::fs::create_dir_all(players.join(dir)).unwrap();
+        }
+        for (name, last) in [("a", 3), ("ab", 7), ("b", 2), ("c", 0)] {
+            assert_eq!(last_instance_on(board.path(), name), last, "{name}");
+        }
+        assert_eq!(last_instance_on(&board.path().join("nowhere"), "a"), 0);
+    }
 }

@@ -1301,7 +1301,7 @@ fn referee(e: &Env<'_>, s: &mut Suite) {
         || second_referee(e),
     );
     s.run(
-        "referee and its bots stopped (SIGSTOP, a frozen machine) past the stale period, a second one takes over from B, then SIGCONT",
+        "referee stopped (SIGSTOP; its bots run on) past the stale period, a second one takes over from B, then SIGCONT",
         || stopped_and_taken_over(e),
     );
     s.run(
@@ -1520,15 +1520,17 @@ fn stopped_and_taken_over(e: &Env<'_>) -> String {
         "{}",
         first.stderr()
     );
-    // The referee's machine freezes: the referee and the bots it started
-    // (a bot of the old holder left running writes into mailboxes the new
-    // holder uses: B9 in FAULTS.md).
+    // Only the referee stops; the bots it started keep running and keep
+    // watching their mailboxes (B9 in FAULTS.md).
     first.signal(libc::SIGSTOP);
-    let frozen = descendants(first.pid());
-    for &p in &frozen {
-        signal(p, libc::SIGSTOP);
-    }
+    let running_bots = descendants(first.pid());
     let t_stop = Instant::now();
+    let mailboxes = || {
+        fs::read_dir(ws.x.join("board/players"))
+            .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let old_mailboxes = mailboxes();
     std::thread::sleep(Duration::from_millis(600));
     let at_stop = lines_of(&games);
     let mut second = Bg::spawn(
@@ -1547,9 +1549,6 @@ fn stopped_and_taken_over(e: &Env<'_>) -> String {
         second.stderr()
     );
     let stopped_for = t_stop.elapsed();
-    for &p in &frozen {
-        signal(p, libc::SIGCONT);
-    }
     first.signal(libc::SIGCONT);
     let t_cont = Instant::now();
     let first_code = first.wait(30);
@@ -1581,12 +1580,25 @@ fn stopped_and_taken_over(e: &Env<'_>) -> String {
         res.not_normal()
     );
     assert_eq!(res.recs.len(), 16);
+    assert!(
+        second_err.contains("new ones are used"),
+        "the new holder must stay out of the old bots' mailboxes:\n{second_err}"
+    );
+    let new_mailboxes: Vec<_> = mailboxes()
+        .into_iter()
+        .filter(|m| !old_mailboxes.contains(m))
+        .collect();
+    assert!(
+        new_mailboxes.len() >= 2,
+        "old {old_mailboxes:?}, new {new_mailboxes:?}"
+    );
     format!(
-        "stopped {:.1} s (with its {} bots) with {at_stop} games finished; B took over and played on; continued, \
+        "stopped {:.1} s ({} bots left running) with {at_stop} games finished; B took over, \
+         in new mailboxes, and played on; continued, \
          the old referee gave up after {:.2} s with exit 8 and the new one finished: 16 of 16 \
          games, 0 doubled, 0 spoiled",
         stopped_for.as_secs_f64(),
-        frozen.len(),
+        running_bots.len(),
         noticed.as_secs_f64()
     )
 }
