@@ -4,7 +4,7 @@
 //! this file owns the temporary board, the printing and the exit status.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::checkbot::{check_bot, Options};
@@ -53,8 +53,8 @@ impl Drop for TempBoard {
     }
 }
 
-/// A player name for the command: the script's (or program's) file stem,
-/// letters, digits, `-` and `_` only.
+/// A player name for the command: the built-in's name for `tournament bot
+/// NAME`, else what `play` would call that command line.
 fn player_name(argv: &[String]) -> String {
     // `tournament bot greedy`: the built-in's name.
     if let [_, bot, name, ..] = argv {
@@ -62,33 +62,7 @@ fn player_name(argv: &[String]) -> String {
             return name.clone();
         }
     }
-    let pick = argv
-        .iter()
-        .rev()
-        .find(|a| a.contains('.') || a.contains('/'))
-        .or(argv.first())
-        .map(String::as_str)
-        .unwrap_or("bot");
-    let stem = Path::new(pick)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("bot");
-    let name: String = stem
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(crate::mailbox::MAX_NAME_LEN)
-        .collect();
-    if name.is_empty() {
-        "bot".into()
-    } else {
-        name
-    }
+    super::players::name_for(argv)
 }
 
 pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {

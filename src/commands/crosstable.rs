@@ -9,7 +9,8 @@ use crate::rating::crosstable;
 use crate::report::crosstable::{render, TableFormat};
 use crate::results::{read_summaries, GAMES_FILE};
 
-use super::players::optional_config;
+use super::export::games_file;
+use super::players::{optional_config, results_dir};
 
 /// Whether stdout wants colour: a terminal, and NO_COLOR unset.
 pub fn stdout_color() -> bool {
@@ -35,20 +36,8 @@ pub fn render_results(
 pub fn run(args: &CrosstableArgs) -> anyhow::Result<i32> {
     let format = parse_format(&args.format)?;
     let config = optional_config(args.config.as_deref())?;
-    let results = args
-        .results
-        .clone()
-        .or(config.as_ref().map(|c| c.results.clone()))
-        .unwrap_or_else(|| "results".into());
-    let file = results.join(GAMES_FILE);
-    if !file.exists() {
-        return Err(HarnessError::Config(format!(
-            "{} does not exist: no games were played into {} yet",
-            file.display(),
-            results.display()
-        ))
-        .into());
-    }
+    let results = results_dir(args.results.as_deref(), config.as_ref());
+    games_file(&results)?;
     let players: Vec<String> = config
         .map(|c| c.players.iter().map(|p| p.name.clone()).collect())
         .unwrap_or_default();

@@ -17,29 +17,25 @@ use crate::report::ggf;
 use crate::report::wthor;
 use crate::results::{read_records, GAMES_FILE, SCHEDULE_FILE};
 
-use super::players::optional_config;
+use super::players::{optional_config, results_dir};
 
-/// The results folder: `--results`, else the config's, else `./results`.
-pub(super) fn results_dir(given: Option<&Path>, config: Option<&Config>) -> PathBuf {
-    given
-        .map(Path::to_path_buf)
-        .or(config.map(|c| c.results.clone()))
-        .unwrap_or_else(|| "results".into())
-}
-
-/// The finished games of `results`; a missing `games.jsonl` is the user's
-/// mistake (wrong folder, or nothing played yet).
-pub(super) fn load_records(results: &Path) -> anyhow::Result<Vec<GameRecord>> {
+/// The `games.jsonl` of `results`; a missing one is the user's mistake
+/// (wrong folder, or nothing played yet).
+pub(super) fn games_file(results: &Path) -> Result<PathBuf, HarnessError> {
     let file = results.join(GAMES_FILE);
     if !file.exists() {
         return Err(HarnessError::Config(format!(
             "{} does not exist: no games were played into {} yet (or pass --results)",
             file.display(),
             results.display()
-        ))
-        .into());
+        )));
     }
-    Ok(read_records(&file)?)
+    Ok(file)
+}
+
+/// The finished games of `results`.
+pub(super) fn load_records(results: &Path) -> anyhow::Result<Vec<GameRecord>> {
+    Ok(read_records(&games_file(results)?)?)
 }
 
 /// The tournament's name: the one stored with the results' schedule, else

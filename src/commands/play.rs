@@ -39,9 +39,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         .clone()
         .or(cfg.map(|c| c.board.clone()))
         .unwrap_or_else(|| "board".into());
-    let results = cfg
-        .map(|c| c.results.clone())
-        .unwrap_or_else(|| "results".into());
+    let results = super::players::results_dir(None, cfg);
     let stale = args
         .stale_lock_ms
         .map(Duration::from_millis)

@@ -1,5 +1,5 @@
-//! Turning what a user typed into players and a config: built-in names,
-//! names from tournament.toml, or command lines.
+//! Turning what a user typed into players, a config and a results folder:
+//! built-in names, names from tournament.toml, or command lines.
 
 use std::path::{Path, PathBuf};
 
@@ -23,9 +23,17 @@ pub fn optional_config(given: Option<&Path>) -> anyhow::Result<Option<Config>> {
         .map_err(|e| HarnessError::Config(e.to_string()).into())
 }
 
+/// The results folder: `--results`, else the config's, else `./results`.
+pub(super) fn results_dir(given: Option<&Path>, config: Option<&Config>) -> PathBuf {
+    given
+        .map(Path::to_path_buf)
+        .or(config.map(|c| c.results.clone()))
+        .unwrap_or_else(|| "results".into())
+}
+
 /// A name for a command-line player: the script's (or program's) file stem,
 /// reduced to letters, digits, `-` and `_`.
-fn name_for(argv: &[String]) -> String {
+pub(crate) fn name_for(argv: &[String]) -> String {
     let pick = argv
         .iter()
         .rev()

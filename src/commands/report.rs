@@ -10,8 +10,8 @@ use crate::error::{exit, HarnessError};
 use crate::rating::crosstable;
 use crate::report::{ggf, html};
 
-use super::export::{load_records, results_dir, tournament_name};
-use super::players::optional_config;
+use super::export::{load_records, tournament_name};
+use super::players::{optional_config, results_dir};
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;

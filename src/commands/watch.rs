@@ -11,7 +11,7 @@ use crate::error::{exit, HarnessError};
 use crate::game::{diagram, parse_board_string, Color};
 use crate::report::live::{live_dir, LiveLine};
 
-use super::players::optional_config;
+use super::players::{optional_config, results_dir};
 
 /// The newest live file in `dir`, if any.
 fn newest(dir: &Path) -> Option<PathBuf> {
@@ -26,11 +26,7 @@ fn newest(dir: &Path) -> Option<PathBuf> {
 
 pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
-    let results = args
-        .results
-        .clone()
-        .or(config.map(|c| c.results))
-        .unwrap_or_else(|| "results".into());
+    let results = results_dir(args.results.as_deref(), config.as_ref());
     let dir = live_dir(&results);
     let give_up = Instant::now() + Duration::from_secs(args.wait_secs);
     let path = loop {

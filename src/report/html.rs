@@ -21,6 +21,7 @@ use std::fmt::Write;
 
 use crate::rating::Crosstable;
 use crate::record::{EndReason, GameRecord, Winner};
+use crate::report::crosstable::{points, signed};
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(text: &str) -> String {
@@ -48,18 +49,6 @@ fn script_json(value: &serde_json::Value) -> String {
         .replace('&', "\\u0026")
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029")
-}
-
-fn points(p: f64) -> String {
-    format!("{}", p + 0.0)
-}
-
-fn signed(v: i64) -> String {
-    if v > 0 {
-        format!("+{v}")
-    } else {
-        v.to_string()
-    }
 }
 
 fn percent(points: f64, games: u32) -> String {

@@ -80,12 +80,12 @@ pub fn render(table: &Crosstable, format: TableFormat, color: bool) -> String {
 }
 
 /// Points as `3`, `3.5`.
-fn points(p: f64) -> String {
+pub(crate) fn points(p: f64) -> String {
     format!("{}", p + 0.0)
 }
 
 /// A signed integer: `+40`, `-3`, `0`.
-fn signed(v: i64) -> String {
+pub(crate) fn signed(v: i64) -> String {
     if v > 0 {
         format!("+{v}")
     } else {
@@ -121,33 +121,9 @@ fn cell(table: &Crosstable, i: usize, j: usize) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::rating::tests::game;
     use crate::rating::{crosstable, Crosstable};
-    use crate::record::{DiscCount, EndReason, GameRecord, Winner};
-
-    fn game(black: &str, white: &str, result: Winner, discs: (u32, u32)) -> GameRecord {
-        let d = DiscCount {
-            black: discs.0,
-            white: discs.1,
-        };
-        GameRecord {
-            id: format!("{black}-{white}"),
-            round: 1,
-            black: black.to_string(),
-            white: white.to_string(),
-            size: 8,
-            opening: String::new(),
-            moves: Vec::new(),
-            result,
-            reason: EndReason::Normal,
-            forfeit: None,
-            discs: d,
-            discs_wof: d,
-            transcript: String::new(),
-            started: String::new(),
-            finished: String::new(),
-            time_ms: DiscCount { black: 0, white: 0 },
-        }
-    }
+    use crate::record::Winner;
 
     /// Three players, one with a comma and a quote in its name, plus an idle
     /// player: `alpha` 3.5/4, `Smith, "Bo"` 1.5/4, `c` 1/4, `idle` 0/0.
