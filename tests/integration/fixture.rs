@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use assert_cmd::Command;
 
@@ -44,6 +45,26 @@ impl Scratch {
         c.current_dir(self.path()).args(args);
         c
     }
+
+    /// `tournament ARGS…` run to its end (at most `secs`), which must succeed.
+    pub fn run_ok(&self, args: &[&str], secs: u64) -> Output {
+        let out = self
+            .cmd(args)
+            .timeout(std::time::Duration::from_secs(secs))
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        out
+    }
+}
+
+/// Asserts that a command succeeded, showing its stderr if it did not.
+pub fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The binary under test.

@@ -12,7 +12,7 @@ use tournament::mailbox::{
     mailbox_dir, AnswerError, BoardLock, LockOptions, Mailbox, OwnerRecord, Pending, OUT_FILE,
 };
 
-use crate::fixture::{fakebot, record_of, tournament_bin, wait_until, Scratch};
+use crate::fixture::{assert_ok, fakebot, record_of, tournament_bin, wait_until, Scratch};
 
 /// A `tournament play` that holds the board for a few seconds.
 fn slow_referee(s: &Scratch) -> std::process::Child {
@@ -57,11 +57,7 @@ fn a_second_referee_on_the_same_board_is_refused_and_the_first_goes_on() {
     assert!(err.contains(&format!("pid {}", first.id())), "{err}");
     assert!(err.contains("tournament play"), "{err}");
     let done = first.wait_with_output().unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    assert_ok(&done);
     assert_eq!(record_of(&done.stdout)["reason"], "normal");
 }
 
@@ -81,11 +77,7 @@ fn a_holder_killed_with_9_is_taken_over_at_once_on_the_same_machine() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     // Far below the 30 s stale period: the dead pid and free flock told.
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -129,11 +121,7 @@ fn a_lock_of_another_host_is_taken_only_after_the_stale_period() {
         .output()
         .unwrap();
     let took = t0.elapsed();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(
         took >= Duration::from_millis(1500),
         "took over after {took:?}"

@@ -16,7 +16,7 @@ use tournament::game::{parse_move, Color, Position, Square};
 use tournament::record::{EndReason, GameRecord};
 use tournament::results::read_records;
 
-use crate::fixture::{fakebot, Scratch};
+use crate::fixture::{assert_ok, fakebot, Scratch};
 
 /// An opening after which black has no move (the referee passes for it).
 const PASS_OPENING: &str = "d3c3b3b2f5a3a1c1";
@@ -283,16 +283,7 @@ fn check_ggf_game(g: &GgfGame, r: &GameRecord) {
 #[test]
 fn ggf_export_reads_back_move_for_move() {
     let (s, records) = results_with_games();
-    let out = s
-        .cmd(&["export", "--ggf", "all.ggf"])
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    s.run_ok(&["export", "--ggf", "all.ggf"], 30);
     let text = std::fs::read_to_string(s.join("all.ggf")).unwrap();
     assert_eq!(text.lines().count(), records.len(), "one game per line");
     let games = parse_ggf(&text);
@@ -352,16 +343,7 @@ fn wthor_export_reads_back_with_the_wthor_crate() {
     use wthor::records::{RecordType, Records};
 
     let (s, records) = results_with_games();
-    let out = s
-        .cmd(&["export", "--wthor", "wthor"])
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = s.run_ok(&["export", "--wthor", "wthor"], 30);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&records[4].id) && err.contains("8x8"),
@@ -514,11 +496,7 @@ sys.stdout.buffer.write(b"P6 %d %d 255\n" % (w, h) + bytes(out))
         .arg(png)
         .output()
         .expect("python3 (already needed by the fake bot)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let ppm = out.stdout;
     let header_end = ppm.iter().position(|&b| b == b'\n').unwrap();
     let header = std::str::from_utf8(&ppm[..header_end]).unwrap();
@@ -610,16 +588,7 @@ fn assert_self_contained(html: &str) {
 fn html_report_steps_through_a_game_in_headless_chromium() {
     chromium();
     let (s, records) = results_with_games();
-    let out = s
-        .cmd(&["report", "--output", "report.html"])
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    s.run_ok(&["report", "--output", "report.html"], 30);
     let report = s.join("report.html");
     let html = std::fs::read_to_string(&report).unwrap();
     assert_self_contained(&html);
@@ -751,11 +720,7 @@ fn html_report_escapes_player_names() {
         .cmd(&["report", "--output", "evil.html"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let html = std::fs::read_to_string(s.join("evil.html")).unwrap();
     assert!(!html.contains("<img"), "the name is not markup");
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;&amp;&quot;Bo&quot;&#39;"));

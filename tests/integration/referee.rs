@@ -10,7 +10,9 @@ use tournament::player::{Instance, Launch, PlayerSpec, Restart};
 use tournament::record::{EndReason, Winner};
 use tournament::referee::{play_game, GameSpec, Rules, TimeControl};
 
-use crate::fixture::{fakebot, live_in_group, project_root, record_of, tournament_bin, Scratch};
+use crate::fixture::{
+    assert_ok, fakebot, live_in_group, project_root, record_of, tournament_bin, Scratch,
+};
 
 fn play(s: &Scratch, black: &str, white: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
@@ -28,11 +30,7 @@ fn builtin_games_replay_with_the_recorded_result_on_every_size() {
     for size in ["4", "6", "8"] {
         let s = Scratch::new();
         let out = play(&s, "greedy", "random", &["--size", size]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
         let r = record_of(&out.stdout);
         assert_eq!(r["reason"], "normal");
         let n: u8 = size.parse().unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tournament::record::GameRecord;
 
-use crate::fixture::{fakebot, live_in_group, tournament_bin, wait_until, Scratch};
+use crate::fixture::{assert_ok, fakebot, live_in_group, tournament_bin, wait_until, Scratch};
 
 fn toml(players: &[(&str, &str)], extra: &str) -> String {
     let mut t = format!(
@@ -70,16 +70,7 @@ fn a_four_player_round_robin_at_concurrency_2_adds_up() {
             "",
         ),
     );
-    let out = s
-        .cmd(&["run"])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = s.run_ok(&["run"], 120);
     let stdout = String::from_utf8_lossy(&out.stdout);
     for name in ["rand", "greedy", "weighted", "rand2"] {
         assert!(stdout.contains(name), "{stdout}");
@@ -144,16 +135,7 @@ fn kill_9_mid_run_then_resume_loses_and_doubles_nothing() {
     // The uninterrupted reference.
     let reference = Scratch::new();
     reference.write("tournament.toml", &resumable_toml());
-    let out = reference
-        .cmd(&["run"])
-        .timeout(Duration::from_secs(240))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    reference.run_ok(&["run"], 240);
     let expected = outcomes(&records(&reference));
     assert_eq!(expected.len(), 24);
 
@@ -175,16 +157,7 @@ fn kill_9_mid_run_then_resume_loses_and_doubles_nothing() {
     let before = records(&s);
     assert!(before.len() < 24, "killed mid-run ({} games)", before.len());
 
-    let out = s
-        .cmd(&["run"])
-        .timeout(Duration::from_secs(240))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = s.run_ok(&["run"], 240);
     let after = records(&s);
     assert_eq!(after.len(), 24, "no game lost or doubled");
     assert_eq!(
@@ -398,11 +371,7 @@ fn watch_follows_a_running_game_to_its_end() {
         .output()
         .unwrap();
     run.wait().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("game r01."), "{text}");
     assert!(text.contains("   a b c d e f"), "a board was drawn: {text}");
