@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::player::process::descendants;
+
 /// One line about the machine: CPU model, cores, memory, kernel.
 pub fn machine() -> String {
     let cpu = fs::read_to_string("/proc/cpuinfo")
@@ -231,40 +233,4 @@ fn pss_kib(pid: u32) -> Option<u64> {
         .nth(1)?
         .parse()
         .ok()
-}
-
-/// Every live descendant of `root` (children, their children, …).
-pub fn descendants(root: u32) -> Vec<u32> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return vec![];
-    };
-    let mut parent_of: Vec<(u32, u32)> = Vec::new();
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // The name in parentheses may hold spaces: the fields after it count.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
-            parent_of.push((pid, ppid));
-        }
-    }
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let p = found[i];
-        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    found.remove(0);
-    found
 }

@@ -137,6 +137,47 @@ pub fn become_subreaper() {
     }
 }
 
+/// Every process's parent as (pid, ppid), from `/proc/*/stat` (Linux;
+/// empty elsewhere).
+pub fn parents() -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    #[cfg(target_os = "linux")]
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // "pid (comm) state ppid ...": the name may hold spaces and
+            // parentheses, so count the fields after the last ')'.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if let Some(ppid) = ppid {
+                out.push((pid, ppid));
+            }
+        }
+    }
+    out
+}
+
+/// Every process below `root` (children, their children, …).
+pub fn descendants(root: u32) -> Vec<u32> {
+    let parent_of = parents();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
 /// KILLs and reaps our children that are not a running bot: as a
 /// subreaper, those can only be what a bot left behind when it died
 /// (re-parented to us), including processes that left its group.
@@ -149,22 +190,8 @@ fn kill_orphans() {
         let me = std::process::id();
         // Held for the whole scan: no bot is spawned meanwhile.
         let bots = live_groups();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            // "pid (comm) state ppid ...": fields after the last ')'.
-            let ppid = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                .and_then(|p| p.parse::<u32>().ok());
-            if ppid == Some(me) && !bots.contains(&pid) {
+        for (pid, ppid) in parents() {
+            if ppid == me && !bots.contains(&pid) {
                 // SAFETY: KILL to a child of ours, then reap it.
                 unsafe {
                     libc::kill(pid as libc::pid_t, libc::SIGKILL);

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use tournament::game::{replay_transcript, Position};
+use tournament::player::process::descendants;
 use tournament::record::{EndReason, GameRecord};
 
 use crate::fixture::{live_in_group, project_root, tournament_bin, wait_until, Scratch};
@@ -474,37 +475,6 @@ fn cwd_under(dir: &Path) -> Vec<u32> {
         if let Ok(cwd) = fs::read_link(format!("/proc/{pid}/cwd")) {
             if cwd.starts_with(dir) {
                 out.push(pid);
-            }
-        }
-    }
-    out
-}
-
-/// Every process below `pid` (children, grandchildren, ...), from /proc.
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut parent_of = vec![];
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let ppid = fs::read_to_string(format!("/proc/{p}/stat"))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(')')
-                    .and_then(|(_, r)| r.split_whitespace().nth(1).map(str::to_string))
-            })
-            .and_then(|pp| pp.parse::<u32>().ok());
-        if let Some(pp) = ppid {
-            parent_of.push((p, pp));
-        }
-    }
-    let mut out = vec![];
-    let mut todo = vec![pid];
-    while let Some(q) = todo.pop() {
-        for &(p, pp) in &parent_of {
-            if pp == q {
-                out.push(p);
-                todo.push(p);
             }
         }
     }
