@@ -112,6 +112,12 @@ struct RawPlayer {
     restart: Restart,
     seed: Option<u64>,
     board_as: Option<String>,
+    sandbox: Option<bool>,
+    ponder: Option<bool>,
+    memory_mb: Option<Spanned<u64>>,
+    disk_mb: Option<Spanned<u64>>,
+    processes: Option<Spanned<u64>>,
+    user: Option<String>,
 }
 
 /// Where the openings come from.
@@ -411,6 +417,26 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
                 ))
             }
         };
+        let mut sandbox = crate::sandbox::Settings::default();
+        for (key, value, slot) in [
+            ("memory-mb", &p.memory_mb, &mut sandbox.memory_mb),
+            ("disk-mb", &p.disk_mb, &mut sandbox.disk_mb),
+            ("processes", &p.processes, &mut sandbox.processes),
+        ] {
+            if let Some(v) = value {
+                if *v.get_ref() == 0 {
+                    return Err(src.error_at(
+                        v.span(),
+                        Some(key),
+                        format!("player `{name}`: `{key}` must be at least 1"),
+                    ));
+                }
+                *slot = *v.get_ref();
+            }
+        }
+        sandbox.enabled = p.sandbox.unwrap_or(true);
+        sandbox.ponder = p.ponder.unwrap_or(false);
+        sandbox.user = p.user.clone();
         players.push(PlayerSpec {
             name,
             launch,
@@ -418,6 +444,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             base_dir: dir.clone(),
             seed: p.seed.unwrap_or(raw.openings.seed),
             board_as: p.board_as.as_ref().map(|b| dir.join(b)),
+            sandbox,
         });
     }
     if players.len() < 2 {

@@ -19,4 +19,5 @@ pub mod record;
 pub mod referee;
 pub mod report;
 pub mod results;
+pub mod sandbox;
 pub mod schedule;

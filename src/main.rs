@@ -4,6 +4,14 @@ use tournament::cli::Cli;
 use tournament::error::exit_code_of;
 
 fn main() {
+    // The sandbox warden runs before anything else (single-threaded).
+    let mut args = std::env::args_os();
+    if args
+        .nth(1)
+        .is_some_and(|a| a == tournament::sandbox::WARDEN_ARG)
+    {
+        tournament::sandbox::warden::main(args.collect());
+    }
     let cli = Cli::parse();
     tournament::logging::init(cli.verbose, cli.quiet);
     let code = match tournament::commands::run(cli) {

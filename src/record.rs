@@ -75,6 +75,10 @@ pub enum EndReason {
     WrongSender,
     /// The bot could not be started.
     StartFailed,
+    /// The bot ran out of the memory its sandbox allows (`memory-mb`).
+    Memory,
+    /// The bot wrote more than its sandbox allows (`disk-mb`).
+    Disk,
 }
 
 impl EndReason {
@@ -94,6 +98,8 @@ impl EndReason {
             EndReason::Garbage => "garbage",
             EndReason::WrongSender => "wrong-sender",
             EndReason::StartFailed => "start-failed",
+            EndReason::Memory => "memory",
+            EndReason::Disk => "disk",
         }
     }
 

@@ -6,6 +6,7 @@
 //! prints; the only `Err` it returns is the harness's own failure (the board
 //! lost or unwritable), never a bot's.
 
+use crate::sandbox::Limit;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::HarnessError;
@@ -215,6 +216,16 @@ impl Game<'_> {
     }
 
     fn lost_from(&self, side: &Side<'_>, err: &AnswerError, phase: &str) -> Lost {
+        if let Some((limit, why)) = side.inst.limit_breach() {
+            return Lost {
+                color: side.color,
+                reason: match limit {
+                    Limit::Memory => EndReason::Memory,
+                    Limit::Disk => EndReason::Disk,
+                },
+                detail: format!("waiting for {phase}: {why}"),
+            };
+        }
         let (reason, detail) = answer_reason(err, phase);
         Lost {
             color: side.color,

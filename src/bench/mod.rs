@@ -581,6 +581,7 @@ fn idle_once(root: &Path, python: &Path, scripts: &Path, moves: usize) -> anyhow
         base_dir: scratch.path().to_path_buf(),
         seed: 1,
         board_as: None,
+        sandbox: Default::default(),
     });
     let mut bot = Instance::new(spec, &scratch.path().join("board"), 1)?;
     bot.prepare(tracing::Span::none())

@@ -84,6 +84,7 @@ pub fn resolve(text: &str, config: Option<&Config>, seed: u64) -> anyhow::Result
         base_dir: base,
         seed,
         board_as: None,
+        sandbox: Default::default(),
     };
     if let Err(msg) = spec.resolve() {
         let known = config

@@ -55,6 +55,36 @@ fn preflight(config: &mut Config, strict: bool) -> Result<(), HarnessError> {
     Ok(())
 }
 
+/// Says once which protections the bots' sandbox lacks on this machine
+/// and which players run without one; refuses a player whose own user
+/// could not reach its program or mailbox.
+fn announce_sandbox(config: &Config) -> Result<(), HarnessError> {
+    let mut spawned = false;
+    for p in &config.players {
+        let crate::player::Launch::Command(_) = &p.launch else {
+            continue;
+        };
+        if !p.sandbox.enabled {
+            tracing::warn!(
+                "player `{}` runs without a sandbox (sandbox = false): it can do anything your user can",
+                p.name
+            );
+            continue;
+        }
+        spawned = true;
+        let argv = p.resolve().map_err(HarnessError::PlayerUnavailable)?;
+        crate::sandbox::check_reach(&p.name, &p.sandbox, &argv, &p.base_dir, &config.board)
+            .map_err(HarnessError::PlayerUnavailable)?;
+    }
+    if spawned {
+        let prot = crate::sandbox::protections();
+        for missing in prot.missing() {
+            tracing::warn!("sandbox: partial: {missing}");
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let format = parse_format(&args.format)?;
     let mut config = config::load(&args.config).map_err(|e| HarnessError::Config(e.to_string()))?;
@@ -65,6 +95,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         config.concurrency = c.max(1);
     }
     preflight(&mut config, args.strict)?;
+    announce_sandbox(&config)?;
     let games = schedule::build(&config);
     let stored = StoredSchedule {
         tournament: config.name.clone(),

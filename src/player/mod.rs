@@ -21,6 +21,7 @@ pub use process::{become_subreaper, ExitInfo, ProcessTree};
 pub use spec::{install_hint, Launch, PlayerSpec, Restart, BUILTINS};
 
 use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError};
+use crate::sandbox::{self, Policy, Scratch, Warden};
 
 /// How long a bot gets between TERM and KILL.
 pub const GRACE: Duration = Duration::from_millis(500);
@@ -45,6 +46,12 @@ pub struct Instance {
     output: Arc<BotOutput>,
     starts: u32,
     started_at: Option<Instant>,
+    /// The sandbox's warden of the running process, if sandboxed.
+    warden: Option<Warden>,
+    /// The bot's private scratch folder (its `TMPDIR`), while it runs.
+    scratch: Option<Scratch>,
+    /// The thread reading the process's stderr (done once it ended).
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Instance {
@@ -76,6 +83,9 @@ impl Instance {
             process: None,
             starts: 0,
             started_at: None,
+            warden: None,
+            scratch: None,
+            stderr_reader: None,
         })
     }
 
@@ -147,13 +157,35 @@ impl Instance {
         };
         let dir = seen.display().to_string();
         let fill = |s: &str| s.replace("{mailbox}", &dir).replace("{id}", &self.id);
-        let mut cmd = Command::new(fill(&argv[0]));
-        cmd.args(argv[1..].iter().map(|a| fill(a)))
-            .current_dir(&seen)
+        let program = fill(&argv[0]);
+        let args: Vec<String> = argv[1..].iter().map(|a| fill(a)).collect();
+        let sandboxed = self.spec.sandbox.enabled && matches!(self.spec.launch, Launch::Command(_));
+        let (mut cmd, report, child_ends) = if sandboxed {
+            let (policy, scratch) = self.policy(&seen)?;
+            let wrapped = sandbox::wrap(&program, &args, &policy, self.spec.sandbox.ponder)
+                .map_err(|e| {
+                    StartError(format!(
+                        "player `{}`: cannot make its sandbox: {e}",
+                        self.spec.name
+                    ))
+                })?;
+            let mut cmd = wrapped.command;
+            cmd.env("TMPDIR", scratch.path());
+            self.scratch = Some(scratch);
+            self.warden = Some(wrapped.warden);
+            (cmd, Some(wrapped.report), Some(wrapped.child_ends))
+        } else {
+            let mut cmd = Command::new(&program);
+            cmd.args(&args);
+            (cmd, None, None)
+        };
+        cmd.current_dir(&seen)
             .env("TOURNAMENT_MAILBOX", &dir)
             .env("TOURNAMENT_ID", &self.id);
         let bell = self.mailbox.doorbell();
-        let (tree, mut child) = process::spawn(&mut cmd, move |_| bell.ring()).map_err(|e| {
+        let spawned = process::spawn(&mut cmd, report, move |_| bell.ring());
+        drop(child_ends);
+        let (tree, mut child) = spawned.map_err(|e| {
             StartError(format!(
                 "player `{}`: cannot start `{}`: {e}",
                 self.spec.name,
@@ -164,7 +196,7 @@ impl Instance {
             let _ = self.output.capture("stdout", out);
         }
         if let Some(err) = child.stderr.take() {
-            let _ = self.output.capture("stderr", err);
+            self.stderr_reader = self.output.capture("stderr", err).ok();
         }
         tracing::debug!(bot = %self.id, pid = tree.pid, command = %argv.join(" "), "bot started");
         self.process = Some(tree);
@@ -173,8 +205,68 @@ impl Instance {
         Ok(())
     }
 
+    /// The sandbox for a new process whose mailbox the bot sees at
+    /// `seen`, and its fresh scratch folder.
+    fn policy(&self, seen: &Path) -> Result<(Policy, Scratch), StartError> {
+        let settings = &self.spec.sandbox;
+        let protections = sandbox::protections();
+        let user = sandbox::bot_user(&self.spec.name, settings, protections).map_err(StartError)?;
+        let scratch = Scratch::create(&self.id, user).map_err(|e| {
+            StartError(format!("cannot make a scratch folder for {}: {e}", self.id))
+        })?;
+        if let Some(u) = user {
+            sandbox::give_to(self.mailbox.dir(), u);
+            sandbox::give_to(&self.mailbox.dir().join(crate::mailbox::OUT_FILE), u);
+        }
+        let policy = Policy {
+            writable: vec![seen.to_path_buf(), scratch.path().to_path_buf()],
+            memory_mb: settings.memory_mb,
+            disk_mb: settings.disk_mb,
+            processes: user.map(|_| settings.processes),
+            user,
+            pid_namespace: protections.pid_namespace.is_ok(),
+            landlock: protections.landlock_abi.is_some(),
+        };
+        Ok((policy, scratch))
+    }
+
+    /// Which of its limits the bot went over, if any, in words for the
+    /// game log: what it wrote (checked while it is stopped) or how it
+    /// ended (out of memory, a file too large).
+    pub fn limit_breach(&self) -> Option<(sandbox::Limit, String)> {
+        self.warden.as_ref()?;
+        let settings = &self.spec.sandbox;
+        if self.exit_info().is_some() {
+            // Its last words may still be in the pipe.
+            let until = Instant::now() + Duration::from_millis(300);
+            while self
+                .stderr_reader
+                .as_ref()
+                .is_some_and(|t| !t.is_finished())
+                && Instant::now() < until
+            {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let exit = self.process.as_ref().and_then(|p| {
+            p.exit
+                .get()
+                .map(|info| (info, p.exit.report().unwrap_or_default()))
+        });
+        let written = [
+            self.mailbox.dir(),
+            self.scratch
+                .as_ref()
+                .map_or(self.mailbox.dir(), |s| s.path()),
+        ];
+        sandbox::breach(settings, exit.as_ref(), &self.stderr_tail(), &written)
+    }
+
     /// Writes the next message to the bot; returns its seq.
     pub fn send(&mut self, text: &str) -> Result<u64, AnswerError> {
+        if let Some(w) = &mut self.warden {
+            w.thaw();
+        }
         self.seq += 1;
         tracing::trace!(bot = %self.id, seq = self.seq, "→ {text}");
         self.mailbox.send(self.seq, text)?;
@@ -190,7 +282,15 @@ impl Instance {
                 .and_then(|p| p.exit.get())
                 .map(|info| format!("the bot's process ended ({info})"))
         };
-        let answer = self.mailbox.wait_answer(self.seq, deadline, &mut exited);
+        let mut answer = self.mailbox.wait_answer(self.seq, deadline, &mut exited);
+        if let Some(w) = &mut self.warden {
+            w.freeze();
+        }
+        if answer.is_ok() {
+            if let Some((_, why)) = self.limit_breach() {
+                answer = Err(AnswerError::Aborted(why));
+            }
+        }
         match &answer {
             Ok(text) => tracing::trace!(bot = %self.id, seq = self.seq, "← {text}"),
             Err(e) => tracing::trace!(bot = %self.id, seq = self.seq, "← {e}"),
@@ -213,7 +313,12 @@ impl Instance {
     /// Nothing of its process group survives this.
     pub fn stop(&mut self, grace: Duration) -> Option<ExitInfo> {
         let tree = self.process.take()?;
+        if let Some(w) = &mut self.warden {
+            w.thaw();
+        }
         let info = tree.terminate(grace);
+        self.warden = None;
+        self.scratch = None;
         tracing::debug!(bot = %self.id, "bot stopped ({})", info.as_ref().map_or("?".into(), |i| i.to_string()));
         info
     }

@@ -67,11 +67,21 @@ fn signal_name(sig: i32) -> &'static str {
 pub struct ExitCell {
     state: Mutex<Option<ExitInfo>>,
     changed: Condvar,
+    /// What the sandbox's warden said of the bot's end, when there is one.
+    report: Mutex<Option<crate::sandbox::Report>>,
 }
 
 impl ExitCell {
     pub fn get(&self) -> Option<ExitInfo> {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The warden's report, once the process ended (sandboxed bots only).
+    pub fn report(&self) -> Option<crate::sandbox::Report> {
+        self.report
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn set(&self, info: ExitInfo) {
@@ -205,9 +215,12 @@ fn kill_orphans() {
 }
 
 /// Spawns `cmd` in a new process group, stdin from /dev/null, stdout and
-/// stderr piped. `on_exit` runs on the watcher thread when it exits.
+/// stderr piped. `on_exit` runs on the watcher thread when it exits. With
+/// `report` (the pipe of a sandbox warden), the exit shown is the bot's
+/// own as the warden reported it, not the warden's.
 pub fn spawn(
     cmd: &mut Command,
+    report: Option<std::fs::File>,
     on_exit: impl FnOnce(&ExitInfo) + Send + 'static,
 ) -> io::Result<(ProcessTree, Child)> {
     cmd.stdin(Stdio::null())
@@ -241,7 +254,16 @@ pub fn spawn(
     std::thread::Builder::new()
         .name(format!("bot-exit-{pid}"))
         .spawn(move || {
-            let info = wait_pid(pid);
+            let mut info = wait_pid(pid);
+            if let Some(pipe) = &report {
+                let r = crate::sandbox::read_report(pipe);
+                if let Some(c) = r.code {
+                    info = ExitInfo::Code(c);
+                } else if let Some(s) = r.signal {
+                    info = ExitInfo::Signal(s);
+                }
+                *cell.report.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            }
             cell.set(info.clone());
             on_exit(&info);
         })?;

@@ -45,6 +45,9 @@ pub struct PlayerSpec {
     /// referee's path (the same share mounted elsewhere): the bot is started
     /// in `<board_as>/players/<id>/` and told that path.
     pub board_as: Option<PathBuf>,
+    /// How the bot is sandboxed (spawned commands only; built-ins are part
+    /// of the referee and waiting bots are started by someone else).
+    pub sandbox: crate::sandbox::Settings,
 }
 
 /// The Debian package that provides a well-known interpreter.
@@ -92,6 +95,7 @@ impl PlayerSpec {
             base_dir: PathBuf::from("."),
             seed,
             board_as: None,
+            sandbox: crate::sandbox::Settings::default(),
         }
     }
 
@@ -201,6 +205,7 @@ mod tests {
             base_dir: base.to_path_buf(),
             seed: 1,
             board_as: None,
+            sandbox: Default::default(),
         }
     }
 

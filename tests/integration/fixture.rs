@@ -13,13 +13,16 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// Open to every user (0755): a referee running as root starts bots
+    /// as `nobody`, which must reach their mailboxes in here.
     pub fn new() -> Scratch {
-        Scratch {
-            dir: tempfile::Builder::new()
-                .prefix("tournament-test-")
-                .tempdir()
-                .expect("temp dir"),
-        }
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("tournament-test-")
+            .permissions(std::fs::Permissions::from_mode(0o755))
+            .tempdir()
+            .expect("temp dir");
+        Scratch { dir }
     }
 
     pub fn path(&self) -> &Path {

@@ -67,6 +67,7 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
         base_dir: project_root(),
         seed: 1,
         board_as: None,
+        sandbox: Default::default(),
     })
 }
 
@@ -82,6 +83,7 @@ fn builtin_spec(name: &str) -> Arc<PlayerSpec> {
         base_dir: project_root(),
         seed: 1,
         board_as: None,
+        sandbox: Default::default(),
     })
 }
 

@@ -1,0 +1,410 @@
+//! The warden: `tournament __sandbox POLICY -- PROGRAM ARGS…`, the process
+//! between the referee and one bot.
+//!
+//! Owns: making the bot's PID namespace (and user namespace when not
+//! root), being its first process (so everything in it dies with the
+//! warden), starting the bot with its limits, user and Landlock rules,
+//! stopping and continuing everything in the namespace on the referee's
+//! word (`S`/`C` on fd 3), passing TERM on, reaping, and reporting how the
+//! bot ended on fd 4. Must not: read the board, talk the protocol, or
+//! outlive the referee (each warden dies with its parent).
+//!
+//! Runs single-threaded from the start of `main`, before logging or
+//! anything else, so forking here is safe.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::fd::FromRawFd;
+use std::process::Command;
+
+use super::{Policy, CTL_FD, REPORT_FD};
+
+/// Runs the warden (never returns). `args` are the process's arguments
+/// after `__sandbox`.
+pub fn main(args: Vec<OsString>) -> ! {
+    #[cfg(target_os = "linux")]
+    {
+        let code = linux::run(args);
+        std::process::exit(code)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = args;
+        eprintln!("the bot sandbox needs Linux");
+        std::process::exit(125)
+    }
+}
+
+fn report(line: &str) {
+    // SAFETY: fd 4 is the report pipe the referee gave us (or closed, and
+    // then the write fails harmlessly). ManuallyDrop keeps it open.
+    let mut f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(REPORT_FD) });
+    let _ = f.write_all(format!("{line}\n").as_bytes());
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use super::*;
+    use landlock::{
+        Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated,
+        RulesetCreatedAttr, Scope, ABI,
+    };
+    use std::os::unix::process::CommandExt;
+
+    pub fn run(args: Vec<OsString>) -> i32 {
+        if args.first().is_some_and(|a| a == "--probe") {
+            return probe();
+        }
+        // Nothing of the referee's but fds 0-4 reaches the bot.
+        // SAFETY: close_range on fds we do not use.
+        unsafe {
+            libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32);
+        }
+        let Some((policy, argv)) = parse(&args) else {
+            report("error the sandbox was started with bad arguments");
+            return 125;
+        };
+        // The referee TERMs the whole group to end the bot: the warden
+        // must stay to pass it on and report.
+        // SAFETY: setting a standard disposition.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        }
+        if policy.pid_namespace {
+            match enter_namespaces() {
+                Ok(()) => return fork_first_process(&policy, &argv),
+                Err(e) => report(&format!("warn no PID namespace: {e}")),
+            }
+        }
+        watch(&policy, &argv, false)
+    }
+
+    fn parse(args: &[OsString]) -> Option<(Policy, Vec<OsString>)> {
+        let json = args.first()?.to_str()?;
+        let policy: Policy = serde_json::from_str(json).ok()?;
+        if args.get(1)? != "--" || args.len() < 3 {
+            return None;
+        }
+        Some((policy, args[2..].to_vec()))
+    }
+
+    /// Exits 0 if a namespace can be made here, 1 with the reason.
+    fn probe() -> i32 {
+        match enter_namespaces() {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("{e}");
+                1
+            }
+        }
+    }
+
+    fn enter_namespaces() -> io::Result<()> {
+        // SAFETY: plain system calls on our own, still single-threaded, process.
+        unsafe {
+            if libc::geteuid() == 0 {
+                if libc::unshare(libc::CLONE_NEWPID) != 0 {
+                    return Err(io::Error::other(format!(
+                        "unshare(CLONE_NEWPID) failed: {}",
+                        io::Error::last_os_error()
+                    )));
+                }
+                return Ok(());
+            }
+            let (uid, gid) = (libc::getuid(), libc::getgid());
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) != 0 {
+                return Err(io::Error::other(format!(
+                    "unprivileged user namespaces are not allowed here ({}); run the referee as root or allow them (sysctl kernel.unprivileged_userns_clone=1)",
+                    io::Error::last_os_error()
+                )));
+            }
+            std::fs::write("/proc/self/setgroups", "deny")?;
+            std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+            std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+        }
+        Ok(())
+    }
+
+    /// Forks the namespace's first process, which watches the bot; this
+    /// process waits for it and exits as it did.
+    fn fork_first_process(policy: &Policy, argv: &[OsString]) -> i32 {
+        // SAFETY: single-threaded process: fork is safe.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            report(&format!(
+                "error cannot fork: {}",
+                io::Error::last_os_error()
+            ));
+            return 125;
+        }
+        if pid == 0 {
+            // SAFETY: prctl with a signal number.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                if libc::getppid() == 0 {
+                    // Our parent is already gone (it is outside the namespace).
+                }
+            }
+            let code = watch(policy, argv, true);
+            std::process::exit(code);
+        }
+        loop {
+            let mut status = 0;
+            // SAFETY: waiting for our own child.
+            let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if rc == pid {
+                if libc::WIFEXITED(status) {
+                    return libc::WEXITSTATUS(status);
+                }
+                if libc::WIFSIGNALED(status) {
+                    return 128 + libc::WTERMSIG(status);
+                }
+            } else if rc < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return 125;
+            }
+        }
+    }
+
+    fn landlock_rules(policy: &Policy) -> Result<RulesetCreated, landlock::RulesetError> {
+        let abi = ABI::V6;
+        let write = AccessFs::from_all(abi) & !AccessFs::Refer;
+        let mut ruleset = Ruleset::default()
+            .handle_access(AccessFs::from_all(abi))?
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)?
+            .create()?;
+        if let Ok(root) = PathFd::new("/") {
+            ruleset = ruleset.add_rule(PathBeneath::new(
+                root,
+                AccessFs::from_read(abi) | AccessFs::IoctlDev,
+            ))?;
+        }
+        for dev in ["/dev/null", "/dev/zero", "/dev/full"] {
+            if let Ok(fd) = PathFd::new(dev) {
+                ruleset = ruleset.add_rule(PathBeneath::new(
+                    fd,
+                    AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate,
+                ))?;
+            }
+        }
+        for dir in &policy.writable {
+            if let Ok(fd) = PathFd::new(dir) {
+                ruleset = ruleset.add_rule(PathBeneath::new(fd, write))?;
+            }
+        }
+        Ok(ruleset)
+    }
+
+    fn set_limit(resource: libc::__rlimit_resource_t, value: u64) {
+        // SAFETY: getrlimit/setrlimit with valid pointers; a limit is only
+        // ever lowered.
+        unsafe {
+            let mut cur = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::getrlimit(resource, &mut cur);
+            let v = value.min(cur.rlim_max);
+            let new = libc::rlimit {
+                rlim_cur: v,
+                rlim_max: v,
+            };
+            libc::setrlimit(resource, &new);
+        }
+    }
+
+    /// Starts the bot and watches it until it ends; returns its exit code.
+    fn watch(policy: &Policy, argv: &[OsString], first_in_namespace: bool) -> i32 {
+        let signals = match block_signals() {
+            Ok(fd) => fd,
+            Err(e) => {
+                report(&format!("error cannot watch signals: {e}"));
+                return 125;
+            }
+        };
+        // SAFETY: marking our two pipe ends close-on-exec so the bot
+        // does not inherit them.
+        unsafe {
+            libc::fcntl(CTL_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+            libc::fcntl(REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+        let mut rules = if policy.landlock {
+            match landlock_rules(policy) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    report(&format!("warn Landlock rules: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let limits = (
+            policy.memory_mb.saturating_mul(1 << 20),
+            policy.disk_mb.saturating_mul(1 << 20),
+            policy.processes,
+        );
+        let user = policy.user;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]);
+        // SAFETY: between fork and exec in a single-threaded process.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::setpgid(0, 0);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                set_limit(libc::RLIMIT_AS, limits.0);
+                set_limit(libc::RLIMIT_FSIZE, limits.1);
+                set_limit(libc::RLIMIT_CORE, 0);
+                if let Some(n) = limits.2 {
+                    set_limit(libc::RLIMIT_NPROC, n);
+                }
+                if let Some((uid, gid)) = user {
+                    if libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(gid) != 0
+                        || libc::setuid(uid) != 0
+                    {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if let Some(r) = rules.take() {
+                    r.restrict_self().map_err(io::Error::other)?;
+                }
+                Ok(())
+            });
+        }
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                report(&format!(
+                    "error cannot start `{}`: {e}",
+                    argv[0].to_string_lossy()
+                ));
+                return 127;
+            }
+        };
+        let bot = child.id() as libc::pid_t;
+        std::mem::forget(child); // reaped below, with everything else
+        serve(bot, signals, first_in_namespace)
+    }
+
+    fn block_signals() -> io::Result<i32> {
+        // SAFETY: signal set manipulation and signalfd on our own process.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGCHLD);
+            if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(fd)
+        }
+    }
+
+    /// Sends `sig` to everything of the bot: the whole namespace when we
+    /// are its first process, else the bot's process group.
+    fn signal_all(bot: libc::pid_t, sig: i32, first_in_namespace: bool) {
+        // SAFETY: kill(-1) is used only as the namespace's first process,
+        // where it reaches exactly the processes of that namespace.
+        unsafe {
+            if first_in_namespace && libc::getpid() == 1 {
+                libc::kill(-1, sig);
+            } else {
+                libc::killpg(bot, sig);
+            }
+        }
+    }
+
+    fn serve(bot: libc::pid_t, signals: i32, first_in_namespace: bool) -> i32 {
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: CTL_FD,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: signals,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: poll on two valid pollfds.
+            let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, 1000) };
+            if rc < 0 {
+                continue;
+            }
+            if fds[1].revents & libc::POLLIN != 0 {
+                let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+                let size = std::mem::size_of::<libc::signalfd_siginfo>();
+                // SAFETY: reading one siginfo into a buffer of its size.
+                let n = unsafe { libc::read(signals, (&mut info as *mut _) as *mut _, size) };
+                if n == size as isize && info.ssi_signo == libc::SIGTERM as u32 {
+                    signal_all(bot, libc::SIGTERM, first_in_namespace);
+                    signal_all(bot, libc::SIGCONT, first_in_namespace);
+                }
+            }
+            if let Some(code) = reap(bot, first_in_namespace) {
+                return code;
+            }
+            if fds[0].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+                let mut buf = [0u8; 64];
+                // SAFETY: reading into a local buffer.
+                let n = unsafe { libc::read(CTL_FD, buf.as_mut_ptr() as *mut _, buf.len()) };
+                if n == 0 {
+                    // The referee is gone: so is the bot.
+                    signal_all(bot, libc::SIGKILL, first_in_namespace);
+                    return 137;
+                }
+                // Only the last word counts.
+                if let Some(&last) = buf[..n.max(0) as usize].last() {
+                    match last {
+                        b'S' => signal_all(bot, libc::SIGSTOP, first_in_namespace),
+                        b'C' => signal_all(bot, libc::SIGCONT, first_in_namespace),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reaps every ended child; once the bot itself ended, reports how and
+    /// returns the code to exit with.
+    fn reap(bot: libc::pid_t, first_in_namespace: bool) -> Option<i32> {
+        loop {
+            let mut status = 0;
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: wait4 without blocking, valid pointers.
+            let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut usage) };
+            if pid <= 0 {
+                return None;
+            }
+            if pid != bot {
+                continue;
+            }
+            let code = if libc::WIFSIGNALED(status) {
+                let sig = libc::WTERMSIG(status);
+                report(&format!("signal {sig}"));
+                128 + sig
+            } else {
+                let c = libc::WEXITSTATUS(status);
+                report(&format!("exit {c}"));
+                c
+            };
+            report(&format!("rss {}", usage.ru_maxrss));
+            if !first_in_namespace {
+                // What is left of its group goes with it.
+                signal_all(bot, libc::SIGKILL, false);
+            }
+            return Some(code);
+        }
+    }
+}
