@@ -194,6 +194,10 @@ pub struct PlayArgs {
     /// A board lock unchanged this long is stale (milliseconds).
     #[arg(long)]
     pub stale_lock_ms: Option<u64>,
+    /// Run spawned bots without their sandbox (see SECURITY.md): for
+    /// debugging a bot that needs to write outside its mailbox.
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -216,6 +216,13 @@ impl Game<'_> {
     }
 
     fn lost_from(&self, side: &Side<'_>, err: &AnswerError, phase: &str) -> Lost {
+        if let Some(why) = side.inst.start_error() {
+            return Lost {
+                color: side.color,
+                reason: EndReason::StartFailed,
+                detail: format!("player `{}`: {why}", side.inst.spec().name),
+            };
+        }
         if let Some((limit, why)) = side.inst.limit_breach() {
             return Lost {
                 color: side.color,

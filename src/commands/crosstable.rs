@@ -30,7 +30,30 @@ pub fn render_results(
 ) -> anyhow::Result<String> {
     let records = read_summaries(&results.join(GAMES_FILE))?;
     let table = crosstable(&records, players);
-    Ok(render(&table, format, stdout_color()))
+    let text = render(&table, format, stdout_color());
+    Ok(with_sandbox(text, format, results))
+}
+
+/// Adds how the bots were sandboxed (when the run said so) as a footer
+/// line, or a `"sandbox"` key in JSON.
+fn with_sandbox(text: String, format: TableFormat, results: &Path) -> String {
+    let Some(st) = crate::sandbox::Statement::read(results) else {
+        return text;
+    };
+    match format {
+        TableFormat::Json => match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(serde_json::Value::Object(mut map)) => {
+                map.insert(
+                    "sandbox".into(),
+                    serde_json::json!({"level": st.level, "why": st.why}),
+                );
+                serde_json::to_string_pretty(&serde_json::Value::Object(map)).unwrap_or(text) + "\n"
+            }
+            _ => text,
+        },
+        TableFormat::Csv => text,
+        _ => format!("{text}{}\n", st.line()),
+    }
 }
 
 pub fn run(args: &CrosstableArgs) -> anyhow::Result<i32> {

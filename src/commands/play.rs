@@ -20,8 +20,20 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
     replay_transcript(Position::start(size), &args.start)
         .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
-    let black = Arc::new(resolve(&args.black, cfg, args.seed)?);
-    let white = Arc::new(resolve(&args.white, cfg, args.seed)?);
+    let mut players = [
+        resolve(&args.black, cfg, args.seed)?,
+        resolve(&args.white, cfg, args.seed)?,
+    ];
+    for p in &mut players {
+        if args.no_sandbox && p.sandbox.enabled {
+            p.sandbox.enabled = false;
+            tracing::warn!(
+                "player `{}` runs without a sandbox (--no-sandbox): it can do anything your user can",
+                p.name
+            );
+        }
+    }
+    let [black, white] = players.map(Arc::new);
     let defaults = cfg.map(|c| c.time).unwrap_or_default();
     let time = TimeControl {
         move_ms: args.move_ms.unwrap_or(defaults.move_ms),

@@ -23,7 +23,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         .unwrap_or_default();
     let table = crosstable(&records, &players);
     let title = tournament_name(&results, config.as_ref());
-    let generated = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut generated = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    if let Some(st) = crate::sandbox::Statement::read(&results) {
+        generated.push_str(&format!(" · {}", st.line()));
+    }
     let page = html::render(&title, &generated, &records, &table);
     let output = args
         .output

@@ -120,6 +120,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     check_schedule(&config.results, &stored)?;
     let ids: Vec<String> = games.iter().map(|g| g.id.clone()).collect();
     let (mut store, done) = ResultStore::open(&config.results, &ids)?;
+    let statement = crate::sandbox::Statement::of(&config.players, crate::sandbox::protections());
+    if let Err(e) = statement.record(&config.results) {
+        tracing::warn!("cannot write {}: {e}", crate::sandbox::STATEMENT_FILE);
+    }
     let finished: std::collections::HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
     if let Some(stray) = done.iter().find(|r| !games.iter().any(|g| g.id == r.id)) {
         return Err(HarnessError::ScheduleChanged(format!(

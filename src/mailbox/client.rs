@@ -26,7 +26,9 @@ impl BotMailbox {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let bell = Doorbell::new();
         let watched = doorbell::watch(&dir.join(IN_FILE), &bell);
-        let tmp_dir = dir.parent().unwrap_or(&dir).to_path_buf();
+        // The spare stays inside the mailbox: a sandboxed bot may write
+        // nowhere else, and may not move a file in from another folder.
+        let tmp_dir = dir.clone();
         let tag = dir
             .file_name()
             .map_or_else(|| "bot".to_string(), |n| n.to_string_lossy().into_owned());

@@ -230,6 +230,13 @@ impl Instance {
         Ok((policy, scratch))
     }
 
+    /// Why the sandbox could not start the bot's program, once that is known.
+    pub fn start_error(&self) -> Option<String> {
+        let p = self.process.as_ref()?;
+        p.exit.get()?;
+        p.exit.report()?.start_error
+    }
+
     /// Which of its limits the bot went over, if any, in words for the
     /// game log: what it wrote (checked while it is stopped) or how it
     /// ended (out of memory, a file too large).

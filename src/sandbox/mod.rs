@@ -49,6 +49,22 @@ pub const DEFAULT_PROCESSES: u64 = 512;
 /// The user bots run as when the referee runs as root.
 pub const DEFAULT_USER: &str = "nobody";
 
+static WARDEN_PROGRAM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Names the `tournament` binary that runs wardens, for a program that
+/// plays games in-process but is not that binary itself (the tests).
+pub fn set_warden_program(path: PathBuf) {
+    let _ = WARDEN_PROGRAM.set(path);
+}
+
+/// The binary that runs wardens: this one, unless told otherwise.
+fn warden_program() -> io::Result<PathBuf> {
+    match WARDEN_PROGRAM.get() {
+        Some(p) => Ok(p.clone()),
+        None => std::env::current_exe(),
+    }
+}
+
 /// The file descriptor the warden reads freeze/thaw commands from.
 const CTL_FD: i32 = 3;
 /// The file descriptor the warden reports the bot's end on.
@@ -247,7 +263,7 @@ fn probe_pid_namespace() -> Result<(), String> {
     if !cfg!(target_os = "linux") {
         return Err("not Linux".into());
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find own binary: {e}"))?;
+    let exe = warden_program().map_err(|e| format!("cannot find own binary: {e}"))?;
     let out = Command::new(exe)
         .args([WARDEN_ARG, "--probe"])
         .stdin(std::process::Stdio::null())
@@ -334,7 +350,7 @@ pub struct Wrapped {
 /// The caller sets the working directory and environment, which the bot
 /// inherits.
 pub fn wrap(program: &str, args: &[String], policy: &Policy, ponder: bool) -> io::Result<Wrapped> {
-    let exe = std::env::current_exe()?;
+    let exe = warden_program()?;
     let json = serde_json::to_string(policy).map_err(io::Error::other)?;
     let (ctl_r, ctl_w) = pipe()?;
     let (rep_r, rep_w) = pipe()?;
@@ -694,4 +710,101 @@ pub fn check_reach(
         }
     }
     Ok(())
+}
+
+/// The file in the results folder that says how the bots were sandboxed.
+pub const STATEMENT_FILE: &str = "sandbox.json";
+
+/// How the bots of a run were sandboxed, for the crosstable and report
+/// footers: the level and why it is not full.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Statement {
+    pub level: Level,
+    pub why: Vec<String>,
+}
+
+impl Statement {
+    /// What a run with these players gets on this machine. Built-in bots
+    /// are part of the referee; bots started by hand are not sandboxed by
+    /// it (SECURITY.md says what protects them).
+    pub fn of(players: &[crate::player::PlayerSpec], protections: &Protections) -> Statement {
+        use crate::player::Launch;
+        let mut why = Vec::new();
+        let (mut sandboxed, mut others) = (0, 0);
+        for p in players {
+            match &p.launch {
+                Launch::Builtin(_) => {}
+                Launch::Waiting => {
+                    others += 1;
+                    why.push(format!(
+                        "{} is started by hand (not sandboxed by the referee)",
+                        p.name
+                    ));
+                }
+                Launch::Command(_) if !p.sandbox.enabled => {
+                    others += 1;
+                    why.push(format!("{} has sandbox = false", p.name));
+                }
+                Launch::Command(_) => sandboxed += 1,
+            }
+        }
+        let missing = protections.missing();
+        if sandboxed > 0 {
+            why.extend(missing.iter().cloned());
+        }
+        let level = if others > 0 && sandboxed == 0 {
+            Level::None
+        } else if others > 0 || (sandboxed > 0 && !missing.is_empty()) {
+            Level::Partial
+        } else {
+            Level::Full
+        };
+        Statement { level, why }
+    }
+
+    /// The weaker of two statements (a resumed run keeps the worst).
+    pub fn weaker(self, other: Statement) -> Statement {
+        match self.level.cmp(&other.level) {
+            std::cmp::Ordering::Less => self,
+            std::cmp::Ordering::Greater => other,
+            std::cmp::Ordering::Equal => {
+                let mut why = self.why;
+                for w in other.why {
+                    if !why.contains(&w) {
+                        why.push(w);
+                    }
+                }
+                Statement {
+                    level: self.level,
+                    why,
+                }
+            }
+        }
+    }
+
+    /// One line: `sandbox: partial (why; why)`.
+    pub fn line(&self) -> String {
+        if self.why.is_empty() {
+            format!("sandbox: {}", self.level)
+        } else {
+            format!("sandbox: {} ({})", self.level, self.why.join("; "))
+        }
+    }
+
+    /// Reads the statement a run left in `results`, if any.
+    pub fn read(results: &Path) -> Option<Statement> {
+        let text = std::fs::read_to_string(results.join(STATEMENT_FILE)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Writes it to `results`, merged with what an earlier run wrote.
+    pub fn record(self, results: &Path) -> io::Result<Statement> {
+        let merged = match Statement::read(results) {
+            Some(old) => self.weaker(old),
+            None => self,
+        };
+        let text = serde_json::to_string_pretty(&merged).map_err(io::Error::other)?;
+        std::fs::write(results.join(STATEMENT_FILE), text + "\n")?;
+        Ok(merged)
+    }
 }

@@ -52,7 +52,10 @@ fn builtin_games_replay_with_the_recorded_result_on_every_size() {
 }
 
 /// A spec for the fake bot, run through `env` so each start is logged.
+/// Not sandboxed: the log and the pids it writes are outside its mailbox
+/// and must be the machine's (the sandbox is tested in cheats.rs).
 fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) -> Arc<PlayerSpec> {
+    tournament::sandbox::set_warden_program(tournament_bin());
     let fake = project_root().join("tests/fixtures/fakebot.py");
     Arc::new(PlayerSpec {
         name: name.into(),
@@ -67,11 +70,17 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
         base_dir: project_root(),
         seed: 1,
         board_as: None,
-        sandbox: Default::default(),
+        sandbox: tournament::sandbox::Settings {
+            enabled: false,
+            ..Default::default()
+        },
     })
 }
 
 fn builtin_spec(name: &str) -> Arc<PlayerSpec> {
+    // Games played in this test process: the sandbox's warden is the
+    // tournament binary's.
+    tournament::sandbox::set_warden_program(tournament_bin());
     Arc::new(PlayerSpec {
         name: name.into(),
         launch: Launch::Command(vec![
@@ -317,6 +326,8 @@ fn a_grandchild_is_gone_after_the_game() {
             "board",
             "--size",
             "6",
+            // The pid file goes outside the mailbox, as the machine sees it.
+            "--no-sandbox",
         ])
         .env("FAKEBOT_OUT", s.path())
         .timeout(std::time::Duration::from_secs(60))
@@ -416,6 +427,8 @@ fn no_bot_process_outlives_a_play() {
             "board",
             "--move-ms",
             "300",
+            // The pids go into a log outside the mailboxes.
+            "--no-sandbox",
         ])
         .env("FAKEBOT_LOG", &log)
         .timeout(std::time::Duration::from_secs(60))
