@@ -9,6 +9,7 @@
 
 mod handoff;
 mod python;
+mod sandbox_cost;
 pub mod stats;
 mod sys;
 pub mod table;
@@ -133,8 +134,8 @@ impl Rows {
 }
 
 /// `TOURNAMENT_BENCH_ONLY=handoff,perft` runs only those sections (for
-/// profiling one of them); unset, all: handoff, throughput, idle, perft,
-/// scale.
+/// profiling one of them); unset, all: handoff, throughput, idle, sandbox,
+/// perft, scale.
 fn wanted(section: &str) -> bool {
     match std::env::var("TOURNAMENT_BENCH_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == section),
@@ -197,6 +198,9 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
     }
     if wanted("idle") {
         idle_row(&plan, temp, scripts, &python, &mut rows);
+    }
+    if wanted("sandbox") {
+        sandbox_cost::rows(&plan, temp, scripts, &python, &mut rows);
     }
     if wanted("perft") {
         perft_rows(&plan, &mut rows);
@@ -458,6 +462,7 @@ fn throughput_rows(
                             games_per_pairing: s.games,
                             concurrency: s.concurrency,
                             openings: vec![],
+                            sandbox: true,
                         },
                         false,
                     )
@@ -685,6 +690,7 @@ fn scale_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Strin
                         games_per_pairing: 1,
                         concurrency: 2,
                         openings: vec![opening.clone()],
+                        sandbox: true,
                     },
                     true,
                 )?;

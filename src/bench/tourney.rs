@@ -27,6 +27,8 @@ pub struct Setup<'a> {
     pub concurrency: u32,
     /// Fixed openings (transcripts); none: every game from the start.
     pub openings: Vec<String>,
+    /// Spawned bots run sandboxed (the default of tournament.toml).
+    pub sandbox: bool,
 }
 
 pub struct Outcome {
@@ -72,6 +74,9 @@ pub fn config_text(setup: &Setup<'_>) -> String {
             Bot::Command(argv) => {
                 let list: Vec<String> = argv.iter().map(|a| toml_string(a)).collect();
                 let _ = writeln!(t, "command = [{}]", list.join(", "));
+                if !setup.sandbox {
+                    t.push_str("sandbox = false\n");
+                }
             }
         }
     }
@@ -175,6 +180,7 @@ mod tests {
             games_per_pairing: 2,
             concurrency: 1,
             openings: vec![],
+            sandbox: true,
         });
         assert!(
             text.contains(r#"command = ["py thon", "a\"b.py"]"#),

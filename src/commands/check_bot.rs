@@ -81,6 +81,8 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
     become_subreaper();
     crate::interrupt::stop_at_once();
     let board = TempBoard::create()?;
+    let sandbox =
+        crate::sandbox::Statement::of(std::slice::from_ref(&spec), crate::sandbox::protections());
     let mut inst = Instance::new(Arc::new(spec), &board.0, 1)
         .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))?;
     println!("check-bot: {shown}");
@@ -90,6 +92,10 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         inst.mailbox().dir().display(),
         args.move_ms,
         args.startup_ms
+    );
+    println!(
+        "  {} — as in a tournament: it may write only in its mailbox and $TMPDIR, and is stopped between messages (SECURITY.md)",
+        sandbox.line()
     );
     let opts = Options {
         move_ms: args.move_ms,

@@ -57,10 +57,13 @@ pub fn set_warden_program(path: PathBuf) {
     let _ = WARDEN_PROGRAM.set(path);
 }
 
-/// The binary that runs wardens: this one, unless told otherwise.
+/// The binary that runs wardens: this one, unless told otherwise. On
+/// Linux through `/proc/self/exe`, which still starts it after the file
+/// was replaced on disk (a `cargo install` during a long run).
 fn warden_program() -> io::Result<PathBuf> {
     match WARDEN_PROGRAM.get() {
         Some(p) => Ok(p.clone()),
+        None if cfg!(target_os = "linux") => Ok(PathBuf::from("/proc/self/exe")),
         None => std::env::current_exe(),
     }
 }

@@ -243,10 +243,32 @@ fn play_cheat(cheat: &Cheat, referee: Referee) -> Vec<String> {
     if cheat.mode == "spin" {
         wrong.extend(spin_share(&root));
     }
+    // Every attempt on something that is not the bot's own must have been
+    // refused (starting its own children is allowed).
+    if cheat.mode != "setsid" {
+        wrong.extend(
+            log_lines(&root)
+                .into_iter()
+                .filter(|l| l.contains("[cheat ") && l.contains(": done"))
+                .map(|l| format!("an attempt went through: {l}")),
+        );
+    }
     wrong
         .into_iter()
         .map(|w| format!("{}: {w}", cheat.mode))
         .collect()
+}
+
+/// Every line of the run's game logs.
+fn log_lines(root: &Path) -> Vec<String> {
+    let mut out = vec![];
+    if let Ok(logs) = std::fs::read_dir(root.join("results/logs")) {
+        for log in logs.flatten() {
+            let text = std::fs::read_to_string(log.path()).unwrap_or_default();
+            out.extend(text.lines().map(str::to_string));
+        }
+    }
+    out
 }
 
 /// The spinning bot's CPU between its moves, against the wall time the

@@ -1,0 +1,147 @@
+//! What the bots' sandbox costs: a bot's start (spawn to READY) and a
+//! whole tournament's games/s, sandbox off beside on, in one run.
+//!
+//! Owns only these rows; the sandbox itself is `crate::sandbox`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::player::{Instance, Launch, PlayerSpec, Restart};
+
+use super::tourney::{self, Bot, Setup};
+use super::{err_line, progress, sys, Place, Plan, Row, Rows, Target, Unit};
+
+/// Starts per run and setting for the start-up rows.
+const STARTS: usize = 10;
+
+/// The rows: start-up off, on, the difference; games/s off, on, the ratio.
+pub(super) fn rows(
+    plan: &Plan,
+    place: &Place,
+    scripts: &Path,
+    python: &Result<PathBuf, String>,
+    rows: &mut Rows,
+) {
+    let label = &place.label;
+    let start = [false, true].map(|on| {
+        rows.add(Row::new(
+            format!("python bot start → READY, sandbox {} ({label})", onoff(on)),
+            Unit::Millis,
+        ))
+    });
+    let start_cost = rows.add(
+        Row::new(
+            format!("sandbox start cost, on − off ({label})"),
+            Unit::Millis,
+        )
+        .target(Target::AtMost(5.0)),
+    );
+    let rate = [false, true].map(|on| {
+        rows.add(Row::new(
+            format!("python bot c=2, sandbox {} ({label})", onoff(on)),
+            Unit::Rate("games/s"),
+        ))
+    });
+    let ratio = rows.add(
+        Row::new(
+            format!("python bot c=2, sandbox on ÷ off ({label})"),
+            Unit::Ratio,
+        )
+        .target(Target::AtLeast(0.95)),
+    );
+    let all = [start[0], start[1], start_cost, rate[0], rate[1], ratio];
+    let python = match python {
+        Ok(p) => p,
+        Err(why) => return rows.fail(&all, why),
+    };
+    let bot = Bot::Command(vec![
+        python.display().to_string(),
+        scripts.join("mailbox_bot.py").display().to_string(),
+    ]);
+    for rep in 1..=plan.reps {
+        progress(&format!(
+            "sandbox cost, run {rep}/{}: {STARTS} starts and {} games each way",
+            plan.reps, plan.python_games
+        ));
+        let mut ms = [f64::NAN; 2];
+        let mut gps = [f64::NAN; 2];
+        for on in [false, true] {
+            let i = usize::from(on);
+            match median_start(&place.dir, python, scripts, on) {
+                Ok(v) => {
+                    ms[i] = v;
+                    rows.push(start[i], v);
+                }
+                Err(e) => rows.fail(&[start[i], start_cost], &err_line(&e)),
+            }
+            let run = sys::Scratch::new(&place.dir, "sandbox")
+                .map_err(anyhow::Error::from)
+                .and_then(|dir| {
+                    tourney::run(
+                        dir.path(),
+                        &Setup {
+                            players: vec![("a".into(), &bot), ("b".into(), &bot)],
+                            games_per_pairing: plan.python_games,
+                            concurrency: 2,
+                            openings: vec![],
+                            sandbox: on,
+                        },
+                        false,
+                    )
+                });
+            match run {
+                Ok(o) => {
+                    gps[i] = o.games_per_second();
+                    rows.push(rate[i], gps[i]);
+                }
+                Err(e) => rows.fail(&[rate[i], ratio], &err_line(&e)),
+            }
+        }
+        rows.push(start_cost, ms[1] - ms[0]);
+        rows.push(ratio, gps[1] / gps[0]);
+    }
+}
+
+fn onoff(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// The median time from spawning the bot to its READY, over [`STARTS`].
+fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow::Result<f64> {
+    let scratch = sys::Scratch::new(root, "start")?;
+    let spec = Arc::new(PlayerSpec {
+        name: "starter".into(),
+        launch: Launch::Command(vec![
+            python.display().to_string(),
+            scripts.join("mailbox_bot.py").display().to_string(),
+        ]),
+        restart: Restart::Reuse,
+        base_dir: scratch.path().to_path_buf(),
+        seed: 1,
+        board_as: None,
+        sandbox: crate::sandbox::Settings {
+            enabled: on,
+            ..Default::default()
+        },
+    });
+    let mut times = Vec::with_capacity(STARTS);
+    for k in 1..=STARTS {
+        let mut bot = Instance::new(Arc::clone(&spec), &scratch.path().join("board"), k as u32)?;
+        let clock = Instant::now();
+        bot.prepare(tracing::Span::none())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        bot.exchange(
+            "NEW bench-start black bench 8 5000",
+            Instant::now() + Duration::from_secs(10),
+        )
+        .map_err(|e| anyhow::anyhow!("the bot did not start: {e}"))?;
+        times.push(clock.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
