@@ -198,6 +198,9 @@ impl Instance {
         if let Some(err) = child.stderr.take() {
             self.stderr_reader = self.output.capture("stderr", err).ok();
         }
+        if let Some(w) = &mut self.warden {
+            w.attach(tree.pid);
+        }
         tracing::debug!(bot = %self.id, pid = tree.pid, command = %argv.join(" "), "bot started");
         self.process = Some(tree);
         self.starts += 1;
@@ -269,11 +272,28 @@ impl Instance {
         sandbox::breach(settings, exit.as_ref(), &self.stderr_tail(), &written)
     }
 
+    /// Stops the sandboxed bot until its next message (not once it ended:
+    /// its pids are no longer its own).
+    fn freeze(&mut self) {
+        if self.is_running() {
+            if let Some(w) = &mut self.warden {
+                w.freeze();
+            }
+        }
+    }
+
+    /// Lets the sandboxed bot run.
+    fn thaw(&mut self) {
+        if self.is_running() {
+            if let Some(w) = &mut self.warden {
+                w.thaw();
+            }
+        }
+    }
+
     /// Writes the next message to the bot; returns its seq.
     pub fn send(&mut self, text: &str) -> Result<u64, AnswerError> {
-        if let Some(w) = &mut self.warden {
-            w.thaw();
-        }
+        self.thaw();
         self.seq += 1;
         tracing::trace!(bot = %self.id, seq = self.seq, "→ {text}");
         self.mailbox.send(self.seq, text)?;
@@ -290,9 +310,7 @@ impl Instance {
                 .map(|info| format!("the bot's process ended ({info})"))
         };
         let mut answer = self.mailbox.wait_answer(self.seq, deadline, &mut exited);
-        if let Some(w) = &mut self.warden {
-            w.freeze();
-        }
+        self.freeze();
         if answer.is_ok() {
             if let Some((_, why)) = self.limit_breach() {
                 answer = Err(AnswerError::Aborted(why));
@@ -319,10 +337,8 @@ impl Instance {
     /// Ends the process: TERM to its group, up to `grace`, then KILL.
     /// Nothing of its process group survives this.
     pub fn stop(&mut self, grace: Duration) -> Option<ExitInfo> {
+        self.thaw();
         let tree = self.process.take()?;
-        if let Some(w) = &mut self.warden {
-            w.thaw();
-        }
         let info = tree.terminate(grace);
         self.warden = None;
         self.scratch = None;

@@ -250,6 +250,14 @@ mod linux {
         // SAFETY: between fork and exec in a single-threaded process.
         unsafe {
             cmd.pre_exec(move || {
+                // The bot starts with default signal handling and nothing
+                // blocked, whatever the warden set for itself.
+                for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGCHLD] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                let mut none: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut none);
+                libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
                 libc::setpgid(0, 0);
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                 set_limit(libc::RLIMIT_AS, limits.0);
@@ -359,7 +367,13 @@ mod linux {
                 let mut buf = [0u8; 64];
                 // SAFETY: reading into a local buffer.
                 let n = unsafe { libc::read(CTL_FD, buf.as_mut_ptr() as *mut _, buf.len()) };
-                if n == 0 {
+                let gone = n == 0
+                    || (n < 0
+                        && !matches!(
+                            io::Error::last_os_error().raw_os_error(),
+                            Some(libc::EINTR) | Some(libc::EAGAIN)
+                        ));
+                if gone {
                     // The referee is gone: so is the bot.
                     signal_all(bot, libc::SIGKILL, first_in_namespace);
                     return 137;

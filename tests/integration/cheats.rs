@@ -125,6 +125,11 @@ fn snapshot(p: &Path) -> (Vec<u8>, SystemTime) {
 
 /// Plays one cheat; returns what went wrong (empty when it gained nothing).
 fn play_cheat(cheat: &Cheat, referee: Referee) -> Vec<String> {
+    play_cheat_with(cheat, referee, "")
+}
+
+/// [`play_cheat`], with `extra` lines in the cheat's `[[player]]` table.
+fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> {
     let s = Scratch::new();
     let root = s.path().to_path_buf();
     let tools = root.join("tools");
@@ -141,17 +146,25 @@ fn play_cheat(cheat: &Cheat, referee: Referee) -> Vec<String> {
     let secret = s.write("outside/secret.txt", "precious\n");
     let empty = root.join("outside/empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let marker = format!("4242.{}{}", std::process::id(), cheat.mode.len());
+    // Unique to this run of this cheat: the two suites run side by side.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let marker = format!(
+        "4242.{}{}",
+        std::process::id(),
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
     let arg = match cheat.mode {
         "hardlink-out" => secret.display().to_string(),
         "swap-links" => empty.display().to_string(),
         "setsid" => marker.clone(),
+        // The honest bot's thinking time, which the spinner must not get.
+        "spin" => "30".into(),
         _ => "-".into(),
     };
     let config = format!(
         "[tournament]\nname = \"cheat\"\ngames-per-pairing = 2\nconcurrency = 2\nsize = 6\n\
          [time]\nmove-ms = 10000\nstartup-ms = 10000\n[openings]\nrandom-plies = 2\nseed = 5\n\
-         [[player]]\nname = \"cheat\"\ncommand = [\"python3\", \"{}\", \"{}\", \"{arg}\"]\n\
+         [[player]]\nname = \"cheat\"\ncommand = [\"python3\", \"{}\", \"{}\", \"{arg}\"]\n{extra}\n\
          [[player]]\nname = \"honest\"\ncommand = [\"python3\", \"{}\", \"slow\", \"30\"]\n",
         cheatbot.display(),
         cheat.mode,
@@ -275,21 +288,15 @@ fn log_lines(root: &Path) -> Vec<String> {
 /// opponent spent meanwhile: at most 10 %.
 fn spin_share(root: &Path) -> Vec<String> {
     let (mut cpu, mut wall, mut samples) = (0.0, 0.0, 0);
-    for log in std::fs::read_dir(root.join("results/logs"))
-        .unwrap()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(log.path()).unwrap();
-        for line in text.lines() {
-            let Some(rest) = line.split("between moves: cpu ").nth(1) else {
-                continue;
-            };
-            let nums: Vec<f64> = rest.split(' ').filter_map(|w| w.parse().ok()).collect();
-            if let [c, w] = nums[..] {
-                cpu += c;
-                wall += w;
-                samples += 1;
-            }
+    for line in log_lines(root) {
+        let Some(rest) = line.split("between moves: cpu ").nth(1) else {
+            continue;
+        };
+        let nums: Vec<f64> = rest.split(' ').filter_map(|w| w.parse().ok()).collect();
+        if let [c, w] = nums[..] {
+            cpu += c;
+            wall += w;
+            samples += 1;
         }
     }
     if samples < 10 {
@@ -329,4 +336,66 @@ fn cheating_bots_gain_nothing_under_an_unprivileged_referee() {
         "this test runs the referee as `nobody` through setpriv and needs root to set that up (CI runs as root)"
     );
     run_suite(Referee::Nobody);
+}
+
+/// The spinner's measure can fail: a bot allowed to ponder gets most of
+/// its opponent's thinking time.
+#[test]
+fn a_pondering_spinner_is_seen_spinning() {
+    let spin = Cheat {
+        mode: "spin",
+        forfeits: None,
+    };
+    let wrong = play_cheat_with(&spin, Referee::Me, "ponder = true");
+    assert!(
+        wrong.iter().any(|w| w.contains("the spinner used")),
+        "a bot with ponder = true should spin while its opponent thinks: {wrong:?}"
+    );
+}
+
+/// Nothing a bot started outlives a referee killed with -9: not the bot,
+/// not its `setsid` children.
+#[test]
+fn a_referee_killed_9_leaves_no_bot_process() {
+    let s = Scratch::new();
+    let root = s.path().to_path_buf();
+    let marker = format!("4343.{}", std::process::id());
+    let cheatbot = project_root().join("tests/fixtures/cheatbot.py");
+    let fakebot = project_root().join("tests/fixtures/fakebot.py");
+    s.write(
+        "tournament.toml",
+        &format!(
+            "[tournament]\nname = \"k9\"\ngames-per-pairing = 2\nconcurrency = 2\nsize = 8\n\
+             [time]\nmove-ms = 10000\n[openings]\nrandom-plies = 0\nseed = 1\n\
+             [[player]]\nname = \"cheat\"\ncommand = [\"python3\", \"{}\", \"setsid\", \"{marker}\"]\n\
+             [[player]]\nname = \"honest\"\ncommand = [\"python3\", \"{}\", \"slow\", \"200\"]\n",
+            cheatbot.display(),
+            fakebot.display()
+        ),
+    );
+    let mut child = Command::new(tournament_bin())
+        .arg("run")
+        .current_dir(&root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Both games under way, every setsid child started.
+    let started = crate::fixture::wait_until(60, || {
+        log_lines(&root)
+            .iter()
+            .filter(|l| l.contains("setsid child: done"))
+            .count()
+            >= 40
+    });
+    let before = survivors(&root, &marker);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(started, "the cheats did not start their children");
+    assert!(
+        before.len() >= 40,
+        "the children were not running: {before:?}"
+    );
+    let gone = crate::fixture::wait_until(10, || survivors(&root, &marker).is_empty());
+    assert!(gone, "left behind: {:?}", survivors(&root, &marker));
 }
