@@ -911,7 +911,7 @@ impl Run<'_> {
                     expected,
                     got: other.to_string(),
                     hint: "write out.txt as a regular file in the mailbox, overwriting it in one \
-                           write; never make links or folders"
+                           write; never make links or folders, never move or remove the mailbox"
                         .to_string(),
                     extra: vec![],
                 }

@@ -56,7 +56,7 @@ pub fn finish_then_stop() {
         if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
             STOP.store(true, Ordering::SeqCst);
             crate::logging::print_line(&format!(
-                "stopping: the running games may finish within {} s, no new game starts \
+                "stopping: the running games finish (for at most {} s), no new game starts \
                  (Ctrl-C again to stop at once)",
                 STOP_GRACE.as_secs()
             ));

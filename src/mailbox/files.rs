@@ -299,24 +299,30 @@ fn temp_name(name: &str) -> String {
     )
 }
 
-/// Whether `name` is one the referee or a built-in bot gives its temp and
-/// spare files (`.<target>.tmp-<pid>-<n>`, `.<tag>.<file>.spare`).
+/// Whether `name` is one the referee or a built-in bot gives the temp and
+/// spare files of a move file in `players/`: `.in.txt.tmp-<pid>-<n>`,
+/// `.in.txt.spare.tmp-<pid>-<n>` (and the same for `out.txt`), or an older
+/// version's `.<mailbox>.in.txt.spare`.
 pub fn is_temp_name(name: &str) -> bool {
     let Some(rest) = name.strip_prefix('.') else {
         return false;
     };
-    if let Some(stem) = rest.strip_suffix(".spare") {
-        return stem.ends_with(".in.txt") || stem.ends_with(".out.txt");
+    const MOVE_FILES: [&str; 4] = ["in.txt", "out.txt", "in.txt.spare", "out.txt.spare"];
+    if let Some((target, tail)) = rest.rsplit_once(".tmp-") {
+        return MOVE_FILES.contains(&target)
+            && tail
+                .split_once('-')
+                .is_some_and(|(a, b)| is_number(a) && is_number(b));
     }
-    match rest.rsplit_once(".tmp-") {
-        Some((target, tail)) => {
-            !target.is_empty()
-                && tail
-                    .split_once('-')
-                    .is_some_and(|(a, b)| is_number(a) && is_number(b))
-        }
-        None => false,
-    }
+    rest.strip_suffix(".spare")
+        .and_then(|stem| stem.rsplit_once('.').map(|(tag, _)| tag))
+        .and_then(|s| s.strip_suffix(".in").or_else(|| s.strip_suffix(".out")))
+        .is_some_and(|tag| {
+            !tag.is_empty()
+                && tag
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        })
 }
 
 fn is_number(s: &str) -> bool {
@@ -637,8 +643,8 @@ mod tests {
     fn temp_names_are_recognised() {
         for yes in [
             ".in.txt.tmp-12-0",
-            ".box.in.txt.spare",
-            ".OWNER.tmp-1-2",
+            ".box.1.in.txt.spare",
+            ".out.txt.tmp-1-2",
             ".in.txt.spare.tmp-3-4",
         ] {
             assert!(is_temp_name(yes), "{yes}");
@@ -647,10 +653,13 @@ mod tests {
             "in.txt",
             "notes.txt",
             ".in.txt.tmp-",
-            ".x.tmp-a-1",
+            ".x.tmp-1-1",
+            ".in.txt.tmp-a-1",
             ".spare",
+            ".in.txt.spare",
             "alice",
             ".bashrc",
+            ".a b.in.txt.spare",
         ] {
             assert!(!is_temp_name(no), "{no}");
         }

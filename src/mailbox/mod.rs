@@ -199,7 +199,7 @@ pub fn sweep_temp_files(board: &Path) {
             continue;
         }
         let ours = match players.read_limited(&name, MAX_MESSAGE_BYTES) {
-            Ok(ReadOutcome::Bytes(b)) => !matches!(Message::decode(&b), Decoded::Garbage(_)),
+            Ok(ReadOutcome::Bytes(b)) => is_message_start(&b),
             _ => false,
         };
         if ours {
@@ -208,6 +208,25 @@ pub fn sweep_temp_files(board: &Path) {
             tracing::debug!("left {name} in players/: not a leftover of ours");
         }
     }
+}
+
+/// Whether `bytes` is empty or (the start of) a message from the referee
+/// or a player instance: what a temp or spare file of ours may hold.
+fn is_message_start(bytes: &[u8]) -> bool {
+    if matches!(Message::decode(bytes), Decoded::Garbage(_)) {
+        return false;
+    }
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let first = String::from_utf8_lossy(first);
+    let first = first.trim_end_matches('\r');
+    let sender = first.split_once('.').map_or(first, |(name, k)| {
+        if k.bytes().all(|b| b.is_ascii_digit()) {
+            name
+        } else {
+            "."
+        }
+    });
+    first.is_empty() || REFEREE.starts_with(first) || validate_name(sender).is_ok()
 }
 
 /// Why no usable answer came.
