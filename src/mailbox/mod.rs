@@ -154,6 +154,28 @@ pub fn check_board_path(board: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a game id before it becomes a file name (`logs/<id>.log`,
+/// `live/<id>.jsonl`, `done/<id>`): letters, digits, `-`, `_` and `.`, not
+/// starting with a dot, 1 to 200 of them. Ids the referee makes (`r01.a.b`,
+/// `play-…`) always pass; one read from a file may not.
+pub fn validate_game_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 200
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "game id `{}` is not a safe file name (letters, digits, `-`, `_` and `.`, not \
+             starting with a dot, at most 200)",
+            id.escape_debug()
+        ))
+    }
+}
+
 /// The wire id of a player instance: `name.k` when spawned, `name` when waiting.
 pub fn instance_id(name: &str, instance: Option<u32>) -> String {
     match instance {
@@ -587,6 +609,28 @@ mod tests {
             &"x".repeat(65),
         ] {
             assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn game_ids_are_checked() {
+        for ok in ["r01.alice.bob", "play-1700000000-42", "r1.a-b.c_d"] {
+            assert!(validate_game_id(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "/abs",
+            "a/b",
+            "a\\b",
+            ".hidden",
+            "nul\0",
+            "a b",
+            &"x".repeat(201),
+        ] {
+            assert!(validate_game_id(bad).is_err(), "{bad:?}");
         }
     }
 
