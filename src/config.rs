@@ -562,10 +562,35 @@ impl Config {
     /// [`crate::mailbox::check_board_path`]); the error points at `board`
     /// in the file.
     pub fn check_board(&self) -> Result<(), ConfigError> {
-        crate::mailbox::check_board_path(&self.board).map_err(|message| ConfigError {
+        let at = |message| ConfigError {
             message,
             ..self.board_at.clone()
-        })
+        };
+        // Bots can write anywhere in the board: the results and this file
+        // must not be there.
+        let real = |p: &Path| {
+            let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+            std::fs::canonicalize(&p).unwrap_or_else(|_| {
+                p.parent()
+                    .and_then(|d| std::fs::canonicalize(d).ok())
+                    .map_or_else(|| p.clone(), |d| d.join(p.file_name().unwrap_or_default()))
+            })
+        };
+        crate::mailbox::check_board_path(&self.board).map_err(at)?;
+        let board = real(&self.board);
+        for (what, path) in [
+            ("the results folder", &self.results),
+            ("this file", &self.path),
+        ] {
+            if real(path).starts_with(&board) {
+                return Err(at(format!(
+                    "{what} {} is inside the board {}, where bots can write; keep it outside",
+                    path.display(),
+                    self.board.display()
+                )));
+            }
+        }
+        Ok(())
     }
 
     pub fn player(&self, name: &str) -> Option<&PlayerSpec> {

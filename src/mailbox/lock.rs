@@ -353,7 +353,8 @@ pub struct BoardLock {
     record: OwnerRecord,
     held: Arc<Held>,
     stop: Option<crossbeam_channel::Sender<()>>,
-    heartbeat: Option<JoinHandle<()>>,
+    /// The heartbeat thread; it gives our lock folder back when it ends.
+    heartbeat: Option<JoinHandle<OwnDir>>,
     flock: Option<File>,
     took_over_live: bool,
 }
@@ -466,11 +467,9 @@ impl Drop for BoardLock {
             .unwrap_or_else(|e| e.into_inner())
             .retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(&self.held)));
         drop(self.stop.take());
-        if let Some(h) = self.heartbeat.take() {
-            let _ = h.join();
-        }
+        let own = self.heartbeat.take().and_then(|h| h.join().ok());
         if self.held.check().is_ok() {
-            release_folder(&self.board, &self.record.token);
+            release_folder(&self.board, &self.record.token, own.as_ref());
         }
         if let Some(f) = self.flock.take() {
             let _ = fs2::FileExt::unlock(&f);
@@ -537,15 +536,15 @@ fn heartbeat_loop(
     held: &Held,
     every: Duration,
     stopped: &crossbeam_channel::Receiver<()>,
-) {
+) -> OwnDir {
     loop {
         match stopped.recv_timeout(every) {
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-            _ => return,
+            _ => return own,
         }
         // Never act after the give-up time: a breaker may already own it.
         if held.check().is_err() {
-            return;
+            return own;
         }
         record.heartbeat += 1;
         if let Err(e) = own.write_owner(record.encode().as_bytes()) {
@@ -575,7 +574,7 @@ fn heartbeat_loop(
             .filter(|_| !own.in_place());
         if let Some(o) = taker {
             held.lose(format!("the board was taken over by {o}"));
-            return;
+            return own;
         }
         match &text {
             Err(e) if e.kind() == io::ErrorKind::NotFound => tracing::warn!(
@@ -786,19 +785,22 @@ pub fn acquire_folder(
 }
 
 /// Removes our lock folder, making sure it is ours first.
-fn release_folder(board: &Path, token: &str) {
+fn release_folder(board: &Path, token: &str, own: Option<&OwnDir>) {
+    // Our own folder, even if someone overwrote its OWNER a moment ago.
+    let in_place = own.is_some_and(OwnDir::in_place);
     let lock_dir = board.join(LOCK_DIR);
     let aside_name = format!("{LOCK_DIR}.dead-{token}");
     let aside = board.join(&aside_name);
     if fs::rename(&lock_dir, &aside).is_err() {
         return;
     }
-    let ours = match Dir::open(&aside).and_then(|d| d.read_limited(OWNER_FILE, 4096)) {
-        Ok(ReadOutcome::Bytes(b)) => {
-            OwnerRecord::parse(&String::from_utf8_lossy(&b)).is_some_and(|o| o.token == token)
-        }
-        _ => false,
-    };
+    let ours = in_place
+        || match Dir::open(&aside).and_then(|d| d.read_limited(OWNER_FILE, 4096)) {
+            Ok(ReadOutcome::Bytes(b)) => {
+                OwnerRecord::parse(&String::from_utf8_lossy(&b)).is_some_and(|o| o.token == token)
+            }
+            _ => false,
+        };
     if ours {
         remove_lock_folder(board, &aside_name);
     } else {

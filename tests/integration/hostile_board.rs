@@ -388,6 +388,35 @@ fn bad_board_paths_are_refused_naming_the_line() {
     }
 }
 
+/// Item 11: the results folder (or the config) inside the board, where bots
+/// can write, is refused before anything is made.
+#[test]
+fn results_inside_the_board_are_refused() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &toml(
+            &[
+                ("rnd", "builtin = \"random\""),
+                ("grd", "builtin = \"greedy\""),
+            ],
+            "board = \"b\"\nresults = \"b/results\"",
+        ),
+    );
+    let out = s
+        .cmd(&["run"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("tournament.toml:4:9") && err.contains("is inside the board"),
+        "{err}"
+    );
+    assert!(!s.join("b").exists(), "nothing was made");
+}
+
 /// Every path under `dir`, recursively (links not followed).
 fn listing(dir: &Path) -> Vec<String> {
     let mut out = vec![];
