@@ -3,8 +3,10 @@
 //!
 //! Owns: the board's layout, the message codec, sending and waiting for
 //! answers (referee side) and reading and answering (bot side), the lock
-//! with stale-lock recovery, and the status report of a board. Knows nothing
-//! about Othello: message texts are opaque strings here.
+//! with stale-lock recovery, and the status report of a board; which board
+//! paths, player names and game ids may become folders and files. Trusts
+//! nothing found on the board (see `files`). Knows nothing about Othello:
+//! message texts are opaque strings here.
 
 mod client;
 mod doorbell;
