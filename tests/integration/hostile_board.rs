@@ -229,6 +229,44 @@ fn a_builtin_bot_does_not_follow_its_mailbox_swapped_for_a_link() {
     );
 }
 
+/// Item 2, before the run: a mailbox name taken by a symlink to a folder
+/// elsewhere is left alone (the next instance number is used); the run
+/// plays every game and the folder elsewhere is untouched.
+#[test]
+fn a_mailbox_name_planted_as_a_symlink_is_skipped_and_its_target_untouched() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &toml(
+            &[
+                ("rnd", "builtin = \"random\""),
+                ("grd", "builtin = \"greedy\""),
+            ],
+            "",
+        ),
+    );
+    let elsewhere = s.join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::write(elsewhere.join("out.txt"), "keep me\n").unwrap();
+    fs::create_dir_all(s.join("board/players")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, s.join("board/players/rnd.1")).unwrap();
+    let out = s.run_ok(&["run"], 60);
+    assert!(
+        stderr(&out).contains("rnd.1 is a symlink: left alone"),
+        "{}",
+        stderr(&out)
+    );
+    let games = fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    assert_eq!(games.lines().count(), 1);
+    assert!(games.contains("\"reason\":\"normal\""), "{games}");
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 1);
+    assert_eq!(
+        fs::read_to_string(elsewhere.join("out.txt")).unwrap(),
+        "keep me\n"
+    );
+    assert!(s.join("board/players/rnd.2").is_dir());
+}
+
 /// Item 8: files a user put into `players/` and into mailboxes survive a
 /// run; only a real leftover of a referee is swept.
 #[test]
