@@ -210,6 +210,8 @@ struct Stats {
     seq: Vec<String>,
     framing: Vec<String>,
     late: Vec<String>,
+    /// Messages after whose answer in.txt no longer held the message.
+    in_written: Vec<String>,
     crlf: bool,
     slowest_ready: Option<(u64, String)>,
     slowest_other: Option<(u64, String)>,
@@ -637,6 +639,9 @@ impl Run<'_> {
             Ok(answer) => {
                 self.answered_any = true;
                 self.stats.answers += 1;
+                if !self.inst.mailbox().sent_intact() {
+                    self.stats.in_written.push(label(seq, text));
+                }
                 let raw = self.raw_out();
                 if raw
                     .as_ref()
@@ -906,7 +911,7 @@ impl Run<'_> {
                     expected,
                     got: other.to_string(),
                     hint: "write out.txt as a regular file in the mailbox, overwriting it in one \
-                           write; never make links or folders"
+                           write; never make links or folders, never move or remove the mailbox"
                         .to_string(),
                     extra: vec![],
                 }
@@ -1266,6 +1271,23 @@ impl Run<'_> {
                 got: brief_list(&self.stats.late),
                 hint: "answer within the time of each message (TURN says it as its last word); \
                        poll in.txt every few milliseconds"
+                    .into(),
+                ..Problem::default()
+            });
+        }
+        self.finish(b);
+
+        let mut b = StepBuilder::new("in.txt: the bot only reads it");
+        if self.stats.in_written.is_empty() {
+            b.note("in.txt held each message until the referee replaced it");
+        } else {
+            b.fail(Problem {
+                got: format!(
+                    "in.txt was changed, replaced or removed after answering {}",
+                    brief_list(&self.stats.in_written)
+                ),
+                hint: "in.txt is the referee's: open it for reading only; write your answer to \
+                       out.txt"
                     .into(),
                 ..Problem::default()
             });

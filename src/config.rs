@@ -39,8 +39,8 @@ struct RawConfig {
     player: Vec<RawPlayer>,
 }
 
-fn default_board() -> String {
-    "board".into()
+fn default_board() -> Spanned<String> {
+    Spanned::new(0..0, "board".into())
 }
 fn default_results() -> String {
     "results".into()
@@ -57,7 +57,7 @@ fn eight() -> Spanned<u8> {
 struct RawTournament {
     name: String,
     #[serde(default = "default_board")]
-    board: String,
+    board: Spanned<String>,
     #[serde(default = "default_results")]
     results: String,
     #[serde(default)]
@@ -138,6 +138,8 @@ pub struct Config {
     pub dir: PathBuf,
     pub name: String,
     pub board: PathBuf,
+    /// Where `board` is written (for [`Config::check_board`]'s error).
+    board_at: ConfigError,
     pub results: PathBuf,
     pub format: Format,
     /// For a gauntlet: the player who meets all others.
@@ -369,20 +371,27 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     )?;
 
     let mut players: Vec<PlayerSpec> = Vec::new();
-    let mut first_line: std::collections::HashMap<String, usize> = Default::default();
+    // Names are unique regardless of case: on a case-insensitive drive
+    // (SMB, macOS, Windows) `Random` and `random` would share a mailbox.
+    let mut first_line: std::collections::HashMap<String, (usize, String)> = Default::default();
     for (i, p) in raw.player.iter().enumerate() {
         let key = |k: &str| format!("player[{}].{k}", i + 1);
         let name = p.name.get_ref().clone();
         validate_name(&name).map_err(|m| src.error_at(p.name.span(), Some(&key("name")), m))?;
         let line = line_col(text, p.name.span().start).0;
-        if let Some(first) = first_line.get(&name) {
-            return Err(src.error_at(
-                p.name.span(),
-                Some(&key("name")),
-                format!("duplicate player name `{name}` (first defined at line {first}); names must be unique"),
-            ));
+        if let Some((first, as_written)) = first_line.get(&name.to_ascii_lowercase()) {
+            let message = if *as_written == name {
+                format!("duplicate player name `{name}` (first defined at line {first}); names must be unique")
+            } else {
+                format!(
+                    "player name `{name}` differs from `{as_written}` (line {first}) only in case; \
+                     names must differ in more than case, as their mailboxes would be one folder \
+                     on a case-insensitive drive (SMB, macOS, Windows)"
+                )
+            };
+            return Err(src.error_at(p.name.span(), Some(&key("name")), message));
         }
-        first_line.insert(name.clone(), line);
+        first_line.insert(name.to_ascii_lowercase(), (line, name.clone()));
         let launch = match (&p.command, &p.builtin, p.wait) {
             (Some(c), None, None | Some(false)) => {
                 if c.get_ref().is_empty() {
@@ -554,7 +563,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
 
     Ok(Config {
         path: path.to_path_buf(),
-        board: dir.join(&t.board),
+        board: dir.join(t.board.get_ref()),
+        board_at: src.error_at(t.board.span(), Some("tournament.board"), String::new()),
         results: dir.join(&t.results),
         dir,
         name: t.name.clone(),
@@ -575,6 +585,41 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
 }
 
 impl Config {
+    /// Checks the board folder before a referee uses it (see
+    /// [`crate::mailbox::check_board_path`]); the error points at `board`
+    /// in the file.
+    pub fn check_board(&self) -> Result<(), ConfigError> {
+        let at = |message| ConfigError {
+            message,
+            ..self.board_at.clone()
+        };
+        // Bots can write anywhere in the board: the results and this file
+        // must not be there.
+        let real = |p: &Path| {
+            let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+            std::fs::canonicalize(&p).unwrap_or_else(|_| {
+                p.parent()
+                    .and_then(|d| std::fs::canonicalize(d).ok())
+                    .map_or_else(|| p.clone(), |d| d.join(p.file_name().unwrap_or_default()))
+            })
+        };
+        crate::mailbox::check_board_path(&self.board).map_err(at)?;
+        let board = real(&self.board);
+        for (what, path) in [
+            ("the results folder", &self.results),
+            ("this file", &self.path),
+        ] {
+            if real(path).starts_with(&board) {
+                return Err(at(format!(
+                    "{what} {} is inside the board {}, where bots can write; keep it outside",
+                    path.display(),
+                    self.board.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
         self.players.iter().find(|p| p.name == name)
     }

@@ -1,20 +1,35 @@
 //! What Ctrl-C (SIGINT) and SIGTERM do.
 //!
 //! Owns the signal policy only: one-game commands stop at once; a
-//! tournament lets running games finish on the first signal and stops at
-//! once (killing every bot) on the second.
+//! tournament lets running games finish on the first signal, for at most
+//! [`STOP_GRACE`] (a process manager's TERM — `timeout`, systemd,
+//! `docker stop` — must end the run even when a game waits for a bot that
+//! is gone), and stops at once (killing every bot) on the second signal or
+//! when the grace is over. A result being written is finished first.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use crate::error::exit;
 use crate::player::process::kill_all;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// Held while a finished game's result is written, so a stop never cuts it.
+static RECORDING: Mutex<()> = Mutex::new(());
+
+/// How long the running games may go on after the first signal.
+pub const STOP_GRACE: Duration = Duration::from_secs(8);
 
 /// Set once a stop was requested: start no further game.
 pub fn stop_requested() -> &'static AtomicBool {
     &STOP
+}
+
+/// Held while a result is written: a stop at once waits for it.
+pub fn recording() -> std::sync::MutexGuard<'static, ()> {
+    RECORDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// For one-game commands: the first signal kills every bot and exits 130.
@@ -26,19 +41,36 @@ pub fn stop_at_once() {
     });
 }
 
-/// For tournaments: the first signal finishes the running games and stops
-/// (the run can be resumed); the second kills every bot and exits 130.
+fn stop_now(why: &str) -> ! {
+    eprintln!("{why}: killing the bots; unfinished games are played again on the next run");
+    let _writing = recording();
+    kill_all();
+    std::process::exit(exit::INTERRUPTED);
+}
+
+/// For tournaments: the first signal finishes the running games (for at
+/// most [`STOP_GRACE`]) and stops (the run can be resumed); the second, or
+/// the end of the grace, kills every bot and exits 130.
 pub fn finish_then_stop() {
     let _ = ctrlc::set_handler(|| {
         if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
             STOP.store(true, Ordering::SeqCst);
-            crate::logging::print_line(
-                "stopping: the running games finish, no new game starts (Ctrl-C again to stop at once)",
-            );
+            crate::logging::print_line(&format!(
+                "stopping: the running games finish (for at most {} s), no new game starts \
+                 (Ctrl-C again to stop at once)",
+                STOP_GRACE.as_secs()
+            ));
+            let _ = std::thread::Builder::new()
+                .name("stop-grace".into())
+                .spawn(|| {
+                    std::thread::sleep(STOP_GRACE);
+                    stop_now(&format!(
+                        "the running games did not finish within {} s of the stop",
+                        STOP_GRACE.as_secs()
+                    ));
+                });
         } else {
-            eprintln!("stopping at once: killing the bots; unfinished games are played again on the next run");
-            kill_all();
-            std::process::exit(exit::INTERRUPTED);
+            stop_now("stopping at once");
         }
     });
 }

@@ -176,9 +176,20 @@ where
         else {
             return;
         };
-        // Game ids are checked to be file-name safe before a game starts.
+        // A game id becomes a file name only if it is a safe one, and the
+        // log is never opened through a link.
+        if let Err(why) = crate::mailbox::validate_game_id(&game) {
+            eprintln!("warning: no game log: {why}");
+            return;
+        }
         let path = dir.join(format!("{game}.log"));
-        match OpenOptions::new().create(true).append(true).open(&path) {
+        let mut opts = OpenOptions::new();
+        opts.create(true).append(true);
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        match opts.open(&path) {
             Ok(f) => {
                 if let Some(span) = ctx.span(id) {
                     span.extensions_mut()

@@ -28,7 +28,7 @@ fn game_rng(seed: u64, game_id: &str) -> rand::rngs::StdRng {
 /// Runs a built-in bot in `dir` until killed (or, with `games`, after that
 /// many END messages).
 pub fn run(strategy: Strategy, seed: u64, dir: &Path, games: Option<u32>) -> std::io::Result<()> {
-    let mut mailbox = BotMailbox::new(dir);
+    let mut mailbox = BotMailbox::new(dir)?;
     let mut rng = game_rng(seed, "");
     let mut ended = 0;
     loop {

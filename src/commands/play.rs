@@ -46,6 +46,10 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
             .unwrap_or(cfg.map_or(0, |c| c.rules.max_retries)),
         ask_pass: args.ask_pass || cfg.is_some_and(|c| c.rules.ask_pass),
     };
+    if let (None, Some(c)) = (&args.board, cfg) {
+        c.check_board()
+            .map_err(|e| HarnessError::Config(e.to_string()))?;
+    }
     let board = args
         .board
         .clone()
@@ -70,6 +74,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     )
     .map_err(|e| match e {
         e @ crate::mailbox::LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
+        crate::mailbox::LockError::BadBoard(why) => HarnessError::Config(why),
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
     crate::mailbox::sweep_temp_files(lock.board());

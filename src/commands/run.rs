@@ -94,6 +94,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(c) = args.concurrency {
         config.concurrency = c.max(1);
     }
+    config
+        .check_board()
+        .map_err(|e| HarnessError::Config(e.to_string()))?;
     preflight(&mut config, args.strict)?;
     announce_sandbox(&config)?;
     let games = schedule::build(&config);
@@ -115,6 +118,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     )
     .map_err(|e| match e {
         e @ LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
+        LockError::BadBoard(why) => HarnessError::Config(why),
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
     check_schedule(&config.results, &stored)?;
@@ -195,7 +199,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         // A referee that lost the board records nothing more: the new
         // holder plays this game again.
         lock.ensure_held().map_err(HarnessError::LockLost)?;
+        let writing = crate::interrupt::recording();
         store.append(&record)?;
+        drop(writing);
         // games.jsonl is the record; the GGF copy is a convenience that
         // `export` can always regenerate.
         if let Err(e) = crate::report::ggf::write_game_file(&config.results, &record) {

@@ -8,12 +8,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::doorbell::{self, Backoff, Doorbell};
-use super::files::{read_limited, MessageFile, ReadOutcome};
+use super::files::{Dir, MessageFile, ReadOutcome};
 use super::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 use super::{IN_FILE, OUT_FILE};
 
+/// A bot's mailbox: the folder (where its spare file goes too) is held open, like the referee's ([`Dir`]), so `in.txt` is
+/// read and `out.txt` replaced only through them: no link is followed, a
+/// FIFO or a file with more than one name is never opened for reading, and
+/// no file the bot did not make is written.
 pub struct BotMailbox {
     dir: PathBuf,
+    folder: Arc<Dir>,
     /// `out.txt`, written answer after answer.
     writer: MessageFile,
     poll_max: std::time::Duration,
@@ -22,23 +27,25 @@ pub struct BotMailbox {
 }
 
 impl BotMailbox {
-    pub fn new(dir: &Path) -> BotMailbox {
-        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let bell = Doorbell::new();
-        let watched = doorbell::watch(&dir.join(IN_FILE), &bell);
+    pub fn new(dir: &Path) -> std::io::Result<BotMailbox> {
+        let dir = std::fs::canonicalize(dir)?;
+        let folder = Arc::new(Dir::open(&dir)?);
         // The spare stays inside the mailbox: a sandboxed bot may write
         // nowhere else, and may not move a file in from another folder.
-        let tmp_dir = dir.clone();
+        let tmp_dir = Arc::clone(&folder);
+        let bell = Doorbell::new();
+        let watched = doorbell::watch(&dir.join(IN_FILE), &bell);
         let tag = dir
             .file_name()
             .map_or_else(|| "bot".to_string(), |n| n.to_string_lossy().into_owned());
-        BotMailbox {
-            writer: MessageFile::new(&tmp_dir, &dir, OUT_FILE, &tag),
+        Ok(BotMailbox {
+            writer: MessageFile::new(tmp_dir, Arc::clone(&folder), OUT_FILE, &tag),
             poll_max: doorbell::poll_max_for(&dir, watched),
+            folder,
             dir,
             bell,
             last_seq: None,
-        }
+        })
     }
 
     /// The next message from the referee with a seq not yet answered, or
@@ -47,8 +54,7 @@ impl BotMailbox {
         let mut backoff = Backoff::up_to(self.poll_max);
         loop {
             let ticket = self.bell.ticket();
-            if let Ok(ReadOutcome::Bytes(b)) =
-                read_limited(&self.dir.join(IN_FILE), MAX_MESSAGE_BYTES)
+            if let Ok(ReadOutcome::Bytes(b)) = self.folder.read_limited(IN_FILE, MAX_MESSAGE_BYTES)
             {
                 if let Decoded::Complete(m) = Message::decode(&b) {
                     if Some(m.seq) != self.last_seq && m.from == REFEREE {

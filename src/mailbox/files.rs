@@ -1,13 +1,21 @@
-//! The two file operations of the protocol, done safely: a bounded read that
-//! never follows a symlink, and an atomic replace by temp file + rename.
+//! The file operations of the protocol, done safely on folders the referee
+//! holds open: a bounded read that never follows a link, never blocks and
+//! takes only a regular file with one name, and an atomic replace by a file
+//! of our own + rename.
 //!
-//! Owns the platform details of those two operations. Knows nothing about
-//! message content.
+//! Owns the platform details of those operations ([`Dir`]: a folder held by
+//! its descriptor, every name looked up relative to it, `openat`-style, with
+//! no following of links). Never writes into, truncates or follows a file
+//! it did not create itself. Knows nothing about message content.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 
 /// What a bounded read found.
 #[derive(Debug)]
@@ -16,73 +24,248 @@ pub enum ReadOutcome {
     Bytes(Vec<u8>),
     /// The path is a symlink (never followed).
     Symlink,
-    /// Not a regular file (a folder, a FIFO…).
+    /// Not a regular file (a folder, a FIFO, a device…).
     NotAFile,
     /// Larger than the limit; the size, not read.
     TooLarge(u64),
+    /// A regular file with this many names (hard links): it may be a file
+    /// from elsewhere linked in, so it is neither read nor written.
+    Linked(u64),
 }
 
-fn open_nofollow(path: &Path) -> io::Result<File> {
-    let mut opts = OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // O_NONBLOCK: opening a FIFO planted as a move file must not hang.
-        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+/// A folder held open by its descriptor: names inside it are looked up
+/// relative to it, so a folder renamed or swapped for a link after it was
+/// opened cannot redirect what we read or write. `path` is for messages.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+fn file_type(st: &rustix::fs::Stat) -> FileType {
+    FileType::from_raw_mode(st.st_mode as rustix::fs::RawMode)
+}
+
+/// Device and inode: what a name refers to. (The casts are for systems
+/// whose `stat` fields are narrower.)
+#[allow(clippy::unnecessary_cast)]
+fn identity(st: &rustix::fs::Stat) -> (u64, u64) {
+    (st.st_dev as u64, st.st_ino as u64)
+}
+
+const DIR_FLAGS: OFlags = OFlags::DIRECTORY
+    .union(OFlags::RDONLY)
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::NOCTTY);
+
+impl Dir {
+    /// Opens the folder at `path` (a path the user gave; links in it are
+    /// the user's and are followed).
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let fd = rustix::fs::open(path, DIR_FLAGS, Mode::empty())?;
+        Ok(Dir {
+            fd,
+            path: path.to_path_buf(),
+        })
     }
-    #[cfg(not(unix))]
-    {
-        if fs::symlink_metadata(path)?.file_type().is_symlink() {
-            return Err(io::Error::other("symlink"));
+
+    /// Opens the folder `name` inside this one, refusing a link
+    /// (`ELOOP`/`ENOTDIR`).
+    pub fn child(&self, name: &str) -> io::Result<Dir> {
+        let fd = rustix::fs::openat(&self.fd, name, DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty())
+            .map_err(|e| match e {
+                rustix::io::Errno::LOOP => {
+                    io::Error::other(format!("{} is a symlink", self.path.join(name).display()))
+                }
+                rustix::io::Errno::NOTDIR => io::Error::other(format!(
+                    "{} is not a folder",
+                    self.path.join(name).display()
+                )),
+                e => io::Error::from(e),
+            })?;
+        Ok(Dir {
+            fd,
+            path: self.path.join(name),
+        })
+    }
+
+    /// Opens the folder `name` inside this one, making it first if it is
+    /// missing. Returns whether it was made now.
+    pub fn child_or_create(&self, name: &str) -> io::Result<(Dir, bool)> {
+        let made = match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o755)) {
+            Ok(()) => true,
+            Err(rustix::io::Errno::EXIST) => false,
+            Err(e) => return Err(e.into()),
+        };
+        Ok((self.child(name)?, made))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The kind and identity of `name` here, without following a link.
+    fn stat_at(&self, name: &str) -> io::Result<rustix::fs::Stat> {
+        Ok(rustix::fs::statat(
+            &self.fd,
+            name,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?)
+    }
+
+    /// True if `name` here exists (of any kind; a link is not followed).
+    pub fn stat_exists(&self, name: &str) -> bool {
+        self.stat_at(name).is_ok()
+    }
+
+    /// True if `name` here exists and is a symlink.
+    pub fn is_symlink(&self, name: &str) -> bool {
+        self.stat_at(name)
+            .is_ok_and(|st| file_type(&st) == FileType::Symlink)
+    }
+
+    /// True if `parent/name` is still this very folder (not removed, not
+    /// renamed away, not replaced by another folder or a link).
+    pub fn still_at(&self, parent: &Dir, name: &str) -> bool {
+        let (Ok(there), Ok(me)) = (parent.stat_at(name), rustix::fs::fstat(&self.fd)) else {
+            return false;
+        };
+        file_type(&there) == FileType::Directory && identity(&there) == identity(&me)
+    }
+
+    /// Reads at most `limit` bytes of the file `name` here: never follows a
+    /// link, never blocks (a FIFO), and reads only a regular file with one
+    /// name.
+    pub fn read_limited(&self, name: &str, limit: usize) -> io::Result<ReadOutcome> {
+        // Look before opening: opening a device node can have effects.
+        match self.stat_at(name) {
+            Ok(st) => match file_type(&st) {
+                FileType::RegularFile => {}
+                FileType::Symlink => return Ok(ReadOutcome::Symlink),
+                _ => return Ok(ReadOutcome::NotAFile),
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::Missing),
+            // sshfs may fail a stat by path (B3): let the open decide.
+            Err(_) => {}
         }
+        let fd = match rustix::fs::openat(
+            &self.fd,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(ReadOutcome::Missing),
+            Err(rustix::io::Errno::LOOP) => return Ok(ReadOutcome::Symlink),
+            Err(e) => return Err(e.into()),
+        };
+        // On sshfs an fstat goes by path: if the writer replaced the file just
+        // after our open, the name is briefly gone. That is "nothing yet".
+        let gone = |e: io::Error| match e.kind() {
+            io::ErrorKind::NotFound => Ok(ReadOutcome::Missing),
+            _ => Err(e),
+        };
+        let st = match rustix::fs::fstat(&fd) {
+            Ok(st) => st,
+            Err(e) => return gone(e.into()),
+        };
+        if file_type(&st) != FileType::RegularFile {
+            return Ok(ReadOutcome::NotAFile);
+        }
+        if st.st_nlink as u64 > 1 {
+            return Ok(ReadOutcome::Linked(st.st_nlink as u64));
+        }
+        let len = st.st_size as u64;
+        if len > limit as u64 {
+            return Ok(ReadOutcome::TooLarge(len));
+        }
+        let file = File::from(fd);
+        let mut buf = Vec::with_capacity(len as usize + 1);
+        if let Err(e) = file.take(limit as u64 + 1).read_to_end(&mut buf) {
+            return gone(e);
+        }
+        if buf.len() > limit {
+            return Ok(ReadOutcome::TooLarge(buf.len() as u64));
+        }
+        Ok(ReadOutcome::Bytes(buf))
     }
-    opts.open(path)
+
+    /// Creates a new file `name` here (never an existing one, never through
+    /// a link), for reading and writing.
+    pub fn create_new(&self, name: &str) -> io::Result<File> {
+        let fd = rustix::fs::openat(
+            &self.fd,
+            name,
+            OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )?;
+        Ok(File::from(fd))
+    }
+
+    /// Removes the name `name` here (a file; a link itself, never its target).
+    pub fn remove_file(&self, name: &str) -> io::Result<()> {
+        Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::empty())?)
+    }
+
+    /// Removes the empty folder `name` here.
+    pub fn remove_dir(&self, name: &str) -> io::Result<()> {
+        Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR)?)
+    }
+
+    /// Renames `self/from` to `to_dir/to` (replacing what `to` was).
+    pub fn rename(&self, from: &str, to_dir: &Dir, to: &str) -> io::Result<()> {
+        Ok(rustix::fs::renameat(&self.fd, from, &to_dir.fd, to)?)
+    }
+
+    /// The names in this folder (`.` and `..` left out).
+    pub fn names(&self) -> io::Result<Vec<String>> {
+        let fd = rustix::fs::openat(&self.fd, ".", DIR_FLAGS, Mode::empty())?;
+        let mut out = vec![];
+        for entry in rustix::fs::Dir::read_from(fd.as_fd())? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name != "." && name != ".." {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether `name` here is a regular file with one name, and its size.
+    pub fn plain_file_len(&self, name: &str) -> Option<u64> {
+        let st = self.stat_at(name).ok()?;
+        (file_type(&st) == FileType::RegularFile && st.st_nlink == 1).then_some(st.st_size as u64)
+    }
+
+    /// Replaces `name` here with `content` atomically: a file of our own,
+    /// renamed over the old name. Readers see the old or the new content.
+    pub fn replace(&self, name: &str, content: &[u8]) -> io::Result<()> {
+        swap_in(self, self, name, content, Swap::Over)
+    }
 }
 
-fn is_symlink_error(e: &io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        e.raw_os_error() == Some(libc::ELOOP)
-    }
-    #[cfg(not(unix))]
-    {
-        e.to_string() == "symlink"
+impl AsFd for Dir {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }
 
-/// Reads at most `limit` bytes of `path` without following a symlink.
+/// Reads at most `limit` bytes of `path` (see [`Dir::read_limited`]).
 pub fn read_limited(path: &Path, limit: usize) -> io::Result<ReadOutcome> {
-    let file = match open_nofollow(path) {
-        Ok(f) => f,
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(ReadOutcome::NotAFile);
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    let dir = match Dir::open(parent) {
+        Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::Missing),
-        Err(e) if is_symlink_error(&e) => return Ok(ReadOutcome::Symlink),
         Err(e) => return Err(e),
     };
-    // On sshfs an fstat goes by path: if the writer replaced the file just
-    // after our open, the name is briefly gone. That is "nothing yet".
-    let gone = |e: io::Error| match e.kind() {
-        io::ErrorKind::NotFound => Ok(ReadOutcome::Missing),
-        _ => Err(e),
-    };
-    let meta = match file.metadata() {
-        Ok(m) => m,
-        Err(e) => return gone(e),
-    };
-    if !meta.is_file() {
-        return Ok(ReadOutcome::NotAFile);
-    }
-    if meta.len() > limit as u64 {
-        return Ok(ReadOutcome::TooLarge(meta.len()));
-    }
-    let mut buf = Vec::with_capacity(meta.len() as usize + 1);
-    if let Err(e) = file.take(limit as u64 + 1).read_to_end(&mut buf) {
-        return gone(e);
-    }
-    if buf.len() > limit {
-        return Ok(ReadOutcome::TooLarge(buf.len() as u64));
-    }
-    Ok(ReadOutcome::Bytes(buf))
+    dir.read_limited(&name.to_string_lossy(), limit)
 }
 
 /// True if `path` exists and is a symlink (not followed).
@@ -90,7 +273,7 @@ pub fn is_symlink(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
-/// How a temp file takes the place of the old file.
+/// How a file of ours takes the place of the old file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Swap {
     /// Rename over the old file (delete and rename where the drive refuses):
@@ -105,86 +288,100 @@ enum Swap {
     DeleteFirst,
 }
 
+/// The name of a temp file: starts with `.`, names the target, ends in
+/// `.tmp-<pid>-<n>`. [`is_temp_name`] recognises it.
+fn temp_name(name: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Whether `name` is one the referee or a built-in bot gives the temp and
+/// spare files of a move file in `players/`: `.in.txt.tmp-<pid>-<n>`,
+/// `.in.txt.spare.tmp-<pid>-<n>` (and the same for `out.txt`), or an older
+/// version's `.<mailbox>.in.txt.spare`.
+pub fn is_temp_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    const MOVE_FILES: [&str; 4] = ["in.txt", "out.txt", "in.txt.spare", "out.txt.spare"];
+    if let Some((target, tail)) = rest.rsplit_once(".tmp-") {
+        return MOVE_FILES.contains(&target)
+            && tail
+                .split_once('-')
+                .is_some_and(|(a, b)| is_number(a) && is_number(b));
+    }
+    rest.strip_suffix(".spare")
+        .and_then(|stem| stem.rsplit_once('.').map(|(tag, _)| tag))
+        .and_then(|s| s.strip_suffix(".in").or_else(|| s.strip_suffix(".out")))
+        .is_some_and(|tag| {
+            !tag.is_empty()
+                && tag
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        })
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Replaces `dir/name` with `content` atomically: a temp file in the same
 /// folder renamed over the old one. Readers see the old or the new content.
 pub fn replace(dir: &Path, name: &str, content: &[u8]) -> io::Result<()> {
-    swap_in(dir, dir, name, content, Swap::Over)
+    Dir::open(dir)?.replace(name, content)
+}
+
+/// Replaces `dir/name` by a file of our own made in `tmp_dir` and renamed
+/// over it (the name never disappears).
+pub fn replace_over(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8]) -> io::Result<()> {
+    swap_in(tmp_dir, dir, name, content, Swap::Over)
 }
 
 /// Writes a move file: the temp file in `tmp_dir` (a folder on the same
 /// drive that nobody watches, so watchers of `dir` see only the final
 /// rename), the old file deleted, then the rename. Readers see the old
 /// message, no file, or the whole new one.
-pub fn replace_message(tmp_dir: &Path, dir: &Path, name: &str, content: &[u8]) -> io::Result<()> {
+pub fn replace_message(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8]) -> io::Result<()> {
     swap_in(tmp_dir, dir, name, content, Swap::DeleteFirst)
 }
 
-fn swap_in(tmp_dir: &Path, dir: &Path, name: &str, content: &[u8], swap: Swap) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let tmp = tmp_dir.join(format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let target = dir.join(name);
+fn swap_in(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8], swap: Swap) -> io::Result<()> {
+    let tmp = temp_name(name);
     let result = (|| {
-        let mut opts = OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.custom_flags(libc::O_NOFOLLOW);
-        }
-        let mut f = opts.open(&tmp)?;
+        let mut f = tmp_dir.create_new(&tmp)?;
         f.write_all(content)?;
         drop(f);
         if swap == Swap::Over {
-            if let Ok(()) = fs::rename(&tmp, &target) {
+            if let Ok(()) = tmp_dir.rename(&tmp, dir, name) {
                 return Ok(());
             }
         }
-        match fs::remove_file(&target) {
+        match dir.remove_file(name) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        fs::rename(&tmp, &target)
+        tmp_dir.rename(&tmp, dir, name)
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = tmp_dir.remove_file(&tmp);
     }
     result
 }
 
-/// The identity of a file (device and inode), to tell whether a name
-/// still holds the file we put there.
-#[cfg(target_os = "linux")]
-fn file_id(meta: &fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
 /// Swaps two names atomically (Linux `renameat2(RENAME_EXCHANGE)`).
-#[cfg(target_os = "linux")]
-fn exchange(a: &Path, b: &Path) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let a = std::ffi::CString::new(a.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    let b = std::ffi::CString::new(b.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    // SAFETY: two valid NUL-terminated paths relative to the working dir.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+fn exchange(a_dir: &Dir, a: &str, b_dir: &Dir, b: &str) -> io::Result<()> {
+    Ok(rustix::fs::renameat_with(
+        &a_dir.fd,
+        a,
+        &b_dir.fd,
+        b,
+        RenameFlags::EXCHANGE,
+    )?)
 }
 
 /// One move file written message after message, replaced atomically each
@@ -197,7 +394,9 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
 /// one, and the name never disappears. The old message's file becomes the
 /// spare; it is only rewritten for the message after next, which the
 /// protocol sends only after the answer to the one between — by then no
-/// reader is still reading it.
+/// reader is still reading it. A file is rewritten only while it is the
+/// very file we made and has no other name: one that someone linked
+/// elsewhere or replaced is left alone and a fresh one made.
 ///
 /// Where the drive cannot swap names (network file systems, other systems)
 /// each message goes through a fresh temp file, the old file deleted, and
@@ -206,29 +405,33 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
 /// inodes created and deleted per message also slow every later file
 /// creation on the drive.
 pub struct MessageFile {
-    tmp_dir: PathBuf,
-    dir: PathBuf,
+    tmp_dir: Arc<Dir>,
+    dir: Arc<Dir>,
     name: &'static str,
-    spare_path: PathBuf,
-    /// The file now under `spare_path`, ours to rewrite.
+    spare_name: String,
+    /// The file now under `spare_name`, ours to rewrite.
     spare: Option<fs::File>,
     /// The file we last put under the move file's name, and its identity.
-    #[cfg(target_os = "linux")]
     live: Option<(fs::File, (u64, u64))>,
     /// Whether this drive swaps names; cleared on the first refusal.
     swaps: bool,
 }
 
+/// The identity of an open file, if it still has exactly one name.
+fn sole_identity(f: &fs::File) -> io::Result<Option<(u64, u64)>> {
+    let st = rustix::fs::fstat(f)?;
+    Ok((st.st_nlink == 1).then(|| identity(&st)))
+}
+
 impl MessageFile {
     /// The move file `dir/name`, with its spare in `tmp_dir` named after `tag`.
-    pub fn new(tmp_dir: &Path, dir: &Path, name: &'static str, tag: &str) -> MessageFile {
+    pub fn new(tmp_dir: Arc<Dir>, dir: Arc<Dir>, name: &'static str, tag: &str) -> MessageFile {
         MessageFile {
-            tmp_dir: tmp_dir.to_path_buf(),
-            dir: dir.to_path_buf(),
+            tmp_dir,
+            dir,
             name,
-            spare_path: tmp_dir.join(format!(".{tag}.{name}.spare")),
+            spare_name: format!(".{tag}.{name}.spare"),
             spare: None,
-            #[cfg(target_os = "linux")]
             live: None,
             swaps: cfg!(target_os = "linux"),
         }
@@ -236,39 +439,35 @@ impl MessageFile {
 
     /// Writes `content` as the move file's new content.
     pub fn write(&mut self, content: &[u8]) -> io::Result<()> {
-        #[cfg(target_os = "linux")]
         if self.swaps {
             return self.write_by_swap(content);
         }
+        super::lock::may_write_board().map_err(io::Error::other)?;
         replace_message(&self.tmp_dir, &self.dir, self.name, content)
     }
 
-    #[cfg(target_os = "linux")]
     fn write_by_swap(&mut self, content: &[u8]) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
-        let target = self.dir.join(self.name);
         // Someone else may have removed or replaced the move file (a new
-        // instance's cleanup) or the spare: then start over with fresh ones.
-        let id_at = |p: &Path| fs::symlink_metadata(p).ok().map(|m| file_id(&m));
-        if let Some((_, id)) = &self.live {
-            if id_at(&target) != Some(*id) {
+        // instance's cleanup) or the spare, or linked one elsewhere: then
+        // start over with fresh ones.
+        let id_at = |d: &Dir, n: &str| d.stat_at(n).ok().map(|st| identity(&st));
+        if let Some((f, id)) = &self.live {
+            if id_at(&self.dir, self.name) != Some(*id) || sole_identity(f)? != Some(*id) {
                 self.live = None;
             }
         }
         if let Some(f) = &self.spare {
-            if id_at(&self.spare_path) != Some(file_id(&f.metadata()?)) {
+            let id = sole_identity(f)?;
+            if id.is_none() || id_at(&self.tmp_dir, &self.spare_name) != id {
                 self.spare = None;
             }
         }
         if self.spare.is_none() {
-            let _ = fs::remove_file(&self.spare_path);
-            let mut opts = OpenOptions::new();
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.read(true)
-                .write(true)
-                .create_new(true)
-                .custom_flags(libc::O_NOFOLLOW);
-            self.spare = Some(opts.open(&self.spare_path)?);
+            // A fresh spare under a fresh name: whatever holds the old name
+            // is not ours to delete or rewrite.
+            self.spare_name = temp_name(&format!("{}.spare", self.name));
+            self.spare = Some(self.tmp_dir.create_new(&self.spare_name)?);
         }
         let spare = self.spare.as_ref().expect("just made");
         spare.write_all_at(content, 0)?;
@@ -277,7 +476,7 @@ impl MessageFile {
         // lost the board (stopped, then continued) must not write into it.
         super::lock::may_write_board().map_err(io::Error::other)?;
         let swapped = match self.live {
-            Some(_) => match exchange(&self.spare_path, &target) {
+            Some(_) => match exchange(&self.tmp_dir, &self.spare_name, &self.dir, self.name) {
                 Ok(()) => true,
                 Err(e)
                     if matches!(
@@ -295,19 +494,20 @@ impl MessageFile {
         };
         if swapped {
             let new_live = self.spare.take().expect("written");
-            let id = file_id(&new_live.metadata()?);
+            let id = identity(&rustix::fs::fstat(&new_live)?);
             self.spare = self.live.take().map(|(f, _)| f);
             self.live = Some((new_live, id));
         } else {
             // The first message (or no swapping): delete, then rename in.
-            match fs::remove_file(&target) {
+            match self.dir.remove_file(self.name) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
-            fs::rename(&self.spare_path, &target)?;
+            self.tmp_dir
+                .rename(&self.spare_name, &self.dir, self.name)?;
             let new_live = self.spare.take().expect("written");
-            let id = file_id(&new_live.metadata()?);
+            let id = identity(&rustix::fs::fstat(&new_live)?);
             self.live = Some((new_live, id));
         }
         Ok(())
@@ -316,8 +516,19 @@ impl MessageFile {
 
 impl Drop for MessageFile {
     fn drop(&mut self) {
-        if self.spare.is_some() {
-            let _ = fs::remove_file(&self.spare_path);
+        // Our spare goes, if its name still holds it.
+        if let Some(f) = &self.spare {
+            let ours = sole_identity(f).ok().flatten();
+            if ours.is_some()
+                && self
+                    .tmp_dir
+                    .stat_at(&self.spare_name)
+                    .ok()
+                    .map(|s| identity(&s))
+                    == ours
+            {
+                let _ = self.tmp_dir.remove_file(&self.spare_name);
+            }
         }
     }
 }
@@ -344,15 +555,31 @@ mod tests {
             read_limited(dir.path(), 3).unwrap(),
             ReadOutcome::NotAFile
         ));
-        #[cfg(unix)]
-        {
-            let link = dir.path().join("link.txt");
-            std::os::unix::fs::symlink(&p, &link).unwrap();
-            assert!(matches!(
-                read_limited(&link, 10).unwrap(),
-                ReadOutcome::Symlink
-            ));
-        }
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        assert!(matches!(
+            read_limited(&link, 10).unwrap(),
+            ReadOutcome::Symlink
+        ));
+        let hard = dir.path().join("hard.txt");
+        fs::hard_link(&p, &hard).unwrap();
+        assert!(matches!(
+            read_limited(&hard, 10).unwrap(),
+            ReadOutcome::Linked(2)
+        ));
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(
+            read_limited(&fifo, 10).unwrap(),
+            ReadOutcome::NotAFile
+        ));
     }
 
     #[test]
@@ -360,7 +587,11 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("box");
         fs::create_dir(&dir).unwrap();
-        let mut mf = MessageFile::new(root.path(), &dir, "in.txt", "box");
+        let (tmp, bx) = (
+            Arc::new(Dir::open(root.path()).unwrap()),
+            Arc::new(Dir::open(&dir).unwrap()),
+        );
+        let mut mf = MessageFile::new(tmp, bx, "in.txt", "box");
         for n in 0..5 {
             let msg = format!("referee\nbox\n{n}\n{}\n", "x".repeat(10 - 2 * n));
             mf.write(msg.as_bytes()).unwrap();
@@ -377,6 +608,61 @@ mod tests {
             1,
             "no spare left"
         );
+    }
+
+    #[test]
+    fn a_linked_move_file_is_never_written_again() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("box");
+        fs::create_dir(&dir).unwrap();
+        let (tmp, bx) = (
+            Arc::new(Dir::open(root.path()).unwrap()),
+            Arc::new(Dir::open(&dir).unwrap()),
+        );
+        let mut mf = MessageFile::new(tmp, bx, "in.txt", "box");
+        mf.write(b"one\n").unwrap();
+        mf.write(b"two\n").unwrap();
+        // Someone links both our files (the move file and the spare) elsewhere.
+        let outside = root.path().join("outside.txt");
+        fs::hard_link(dir.join("in.txt"), &outside).unwrap();
+        for n in 3..8 {
+            mf.write(format!("{n}\n").as_bytes()).unwrap();
+            assert_eq!(
+                fs::read(dir.join("in.txt")).unwrap(),
+                format!("{n}\n").as_bytes()
+            );
+        }
+        assert_eq!(
+            fs::read(&outside).unwrap(),
+            b"two\n",
+            "the linked file is not ours to write"
+        );
+    }
+
+    #[test]
+    fn temp_names_are_recognised() {
+        for yes in [
+            ".in.txt.tmp-12-0",
+            ".box.1.in.txt.spare",
+            ".out.txt.tmp-1-2",
+            ".in.txt.spare.tmp-3-4",
+        ] {
+            assert!(is_temp_name(yes), "{yes}");
+        }
+        for no in [
+            "in.txt",
+            "notes.txt",
+            ".in.txt.tmp-",
+            ".x.tmp-1-1",
+            ".in.txt.tmp-a-1",
+            ".spare",
+            ".in.txt.spare",
+            "alice",
+            ".bashrc",
+            ".a b.in.txt.spare",
+        ] {
+            assert!(!is_temp_name(no), "{no}");
+        }
     }
 
     #[test]

@@ -4,10 +4,15 @@
 //! `REFEREE/` folder with its `OWNER` file (exclusion across machines, where
 //! flock sees nothing): acquire by rename, a heartbeat thread, staleness
 //! judged only on this process's monotonic clock, break by rename-aside.
-//! Never compares clocks of two machines; never touches mailboxes.
+//! Never compares clocks of two machines; never touches mailboxes. Works
+//! through the board folder held open ([`Dir`]): follows no link in the
+//! board (a `referee.lock` or `REFEREE/` that is a link is refused), and
+//! deletes only lock files and folders a referee made. A holder that finds
+//! its `REFEREE/` removed or its `OWNER` overwritten while its heartbeat is
+//! fresh (so no other referee can have judged it stale) puts them back.
 
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use fs2::FileExt;
 
-use super::files::replace;
+use super::files::{Dir, ReadOutcome};
 
 /// The lock folder inside the board.
 pub const LOCK_DIR: &str = "REFEREE";
@@ -132,6 +137,9 @@ pub enum LockError {
         heartbeat_age: Duration,
         stale: Duration,
     },
+    /// The board path is not a folder a board may be made in (see
+    /// [`super::check_board_path`]).
+    BadBoard(String),
     Io(PathBuf, io::Error),
 }
 
@@ -165,6 +173,7 @@ impl fmt::Display for LockError {
                     stale.as_secs_f64()
                 )
             }
+            LockError::BadBoard(why) => write!(f, "{why}"),
             LockError::Io(path, e) => write!(f, "cannot lock the board at {}: {e}", path.display()),
         }
     }
@@ -194,8 +203,80 @@ fn new_token() -> String {
     format!("{:016x}{:08x}", rand::random::<u64>(), std::process::id())
 }
 
+/// The text of `REFEREE/OWNER`, read without following a link; a link, a
+/// FIFO, a huge or linked file reads as garbage (never a valid record).
 fn read_owner_text(board: &Path) -> io::Result<String> {
-    fs::read_to_string(board.join(LOCK_DIR).join(OWNER_FILE))
+    let dir = Dir::open(board)?.child(LOCK_DIR).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            e
+        } else {
+            io::Error::other(format!("{LOCK_DIR}/ is not a plain folder: {e}"))
+        }
+    })?;
+    match dir.read_limited(OWNER_FILE, 4096)? {
+        ReadOutcome::Bytes(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        ReadOutcome::Missing => Err(io::ErrorKind::NotFound.into()),
+        other => Ok(format!("(not an owner record: {other:?})")),
+    }
+}
+
+/// Removes a lock folder a referee made (`REFEREE.tmp-…`, `REFEREE.dead-…`):
+/// its OWNER and a heartbeat's temp file, then the folder. Anything else in
+/// it was not made by a referee: it stays, and so does the folder.
+fn remove_lock_folder(board: &Path, name: &str) {
+    let Ok(dir) = Dir::open(board).and_then(|b| b.child(name)) else {
+        return;
+    };
+    for entry in dir.names().unwrap_or_default() {
+        let ours = entry == OWNER_FILE || entry.starts_with(".OWNER.tmp-");
+        if ours && dir.plain_file_len(&entry).is_some() {
+            let _ = dir.remove_file(&entry);
+        }
+    }
+    drop(dir);
+    if let Ok(b) = Dir::open(board) {
+        if let Err(e) = b.remove_dir(name) {
+            if e.kind() != io::ErrorKind::NotFound {
+                tracing::warn!(
+                    "left {} in place: it holds files no referee made ({e})",
+                    board.join(name).display()
+                );
+            }
+        }
+    }
+}
+
+/// Opens (creating it, never truncating or following a link) the
+/// same-machine lock file `referee.lock`.
+fn open_flock_file(board: &Dir) -> io::Result<File> {
+    use std::os::fd::AsFd;
+    let path = board.path().join(FLOCK_FILE);
+    let fd = rustix::fs::openat(
+        board.as_fd(),
+        FLOCK_FILE,
+        rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::CREATE
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::NONBLOCK
+            | rustix::fs::OFlags::CLOEXEC
+            | rustix::fs::OFlags::NOCTTY,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .map_err(|e| match e {
+        rustix::io::Errno::LOOP => io::Error::other(format!(
+            "{} is a symlink; the referee does not follow it (remove it: the referee makes its own)",
+            path.display()
+        )),
+        e => io::Error::other(format!("{}: {}", path.display(), io::Error::from(e))),
+    })?;
+    let f = File::from(fd);
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{} is not a regular file (remove it: the referee makes its own)",
+            path.display()
+        )));
+    }
+    Ok(f)
 }
 
 /// Reads the current owner of a board, if any.
@@ -272,7 +353,8 @@ pub struct BoardLock {
     record: OwnerRecord,
     held: Arc<Held>,
     stop: Option<crossbeam_channel::Sender<()>>,
-    heartbeat: Option<JoinHandle<()>>,
+    /// The heartbeat thread; it gives our lock folder back when it ends.
+    heartbeat: Option<JoinHandle<OwnDir>>,
     flock: Option<File>,
     took_over_live: bool,
 }
@@ -293,15 +375,16 @@ impl BoardLock {
     /// holds it) if another live referee does; takes over a stale lock.
     pub fn acquire(board: &Path, opts: &LockOptions) -> Result<BoardLock, LockError> {
         let io_err = |e| LockError::Io(board.to_path_buf(), e);
-        fs::create_dir_all(board).map_err(io_err)?;
+        super::check_board_path(board).map_err(LockError::BadBoard)?;
+        match fs::create_dir(board) {
+            Ok(()) => tracing::info!("made the board folder {}", board.display()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io_err(e)),
+        }
         let board = fs::canonicalize(board).map_err(io_err)?;
+        let board_dir = Dir::open(&board).map_err(io_err)?;
         let flock = if opts.flock {
-            let f = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(board.join(FLOCK_FILE))
-                .map_err(io_err)?;
+            let f = open_flock_file(&board_dir).map_err(io_err)?;
             if f.try_lock_exclusive().is_err() {
                 return Err(LockError::Held {
                     owner: read_owner(&board).map(Box::new),
@@ -324,7 +407,7 @@ impl BoardLock {
             command: opts.command.clone(),
         };
         let took_over_live = acquire_folder(&board, &record, opts, flock.is_some())?;
-        let own = OwnDir::open(&board.join(LOCK_DIR)).map_err(io_err)?;
+        let own = OwnDir::open(&board).map_err(io_err)?;
         let held = Arc::new(Held {
             lost: AtomicBool::new(false),
             reason: Mutex::new(None),
@@ -337,7 +420,7 @@ impl BoardLock {
             let every = opts.heartbeat();
             std::thread::Builder::new()
                 .name("board-heartbeat".into())
-                .spawn(move || heartbeat_loop(&board, &own, &mut record, &held, every, &stopped))
+                .spawn(move || heartbeat_loop(&board, own, &mut record, &held, every, &stopped))
                 .map_err(io_err)?
         };
         {
@@ -384,11 +467,9 @@ impl Drop for BoardLock {
             .unwrap_or_else(|e| e.into_inner())
             .retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(&self.held)));
         drop(self.stop.take());
-        if let Some(h) = self.heartbeat.take() {
-            let _ = h.join();
-        }
+        let own = self.heartbeat.take().and_then(|h| h.join().ok());
         if self.held.check().is_ok() {
-            release_folder(&self.board, &self.record.token);
+            release_folder(&self.board, &self.record.token, own.as_ref());
         }
         if let Some(f) = self.flock.take() {
             let _ = fs2::FileExt::unlock(&f);
@@ -400,122 +481,138 @@ impl Drop for BoardLock {
 /// breaker moved it aside and made a new `REFEREE/`: a holder that was
 /// stopped and continued then never overwrites the new owner's record.
 struct OwnDir {
-    #[cfg(unix)]
-    dir: File,
-    #[cfg(not(unix))]
-    path: PathBuf,
+    board: Dir,
+    lock: Dir,
 }
 
 impl OwnDir {
-    fn open(lock_dir: &Path) -> io::Result<OwnDir> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            let dir = OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-                .open(lock_dir)?;
-            Ok(OwnDir { dir })
-        }
-        #[cfg(not(unix))]
-        {
-            Ok(OwnDir {
-                path: lock_dir.to_path_buf(),
-            })
-        }
+    fn open(board: &Path) -> io::Result<OwnDir> {
+        let board = Dir::open(board)?;
+        let lock = board.child(LOCK_DIR)?;
+        Ok(OwnDir { board, lock })
     }
 
-    /// Replaces OWNER inside our folder (temp file + rename, both relative
-    /// to the open folder).
-    fn write_owner(&self, content: &[u8], token: &str) -> io::Result<()> {
-        #[cfg(unix)]
-        {
-            use std::ffi::CString;
-            use std::os::unix::io::{AsRawFd, FromRawFd};
-            let fd = self.dir.as_raw_fd();
-            let tmp = CString::new(format!(".OWNER.tmp-{token}")).map_err(io::Error::other)?;
-            let owner = CString::new(OWNER_FILE).map_err(io::Error::other)?;
-            // SAFETY: openat on our directory fd with a valid name; the
-            // returned fd is owned by the File made from it.
-            let raw = unsafe {
-                libc::openat(
-                    fd,
-                    tmp.as_ptr(),
-                    libc::O_WRONLY
-                        | libc::O_CREAT
-                        | libc::O_TRUNC
-                        | libc::O_NOFOLLOW
-                        | libc::O_CLOEXEC,
-                    0o644,
-                )
-            };
-            if raw < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let mut f = unsafe { File::from_raw_fd(raw) };
-            std::io::Write::write_all(&mut f, content)?;
-            drop(f);
-            // SAFETY: renameat within our directory fd, valid names.
-            if unsafe { libc::renameat(fd, tmp.as_ptr(), fd, owner.as_ptr()) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = token;
-            replace(&self.path, OWNER_FILE, content)
-        }
+    /// Replaces OWNER inside our folder (a file of ours + rename, both
+    /// relative to the open folder).
+    fn write_owner(&self, content: &[u8]) -> io::Result<()> {
+        self.lock.replace(OWNER_FILE, content)
     }
+
+    /// Whether `REFEREE/` on the board is still the folder we hold.
+    fn in_place(&self) -> bool {
+        self.lock.still_at(&self.board, LOCK_DIR)
+    }
+
+    /// Puts our lock folder back after someone removed it or put another
+    /// folder without a valid record in its place (moved aside, not
+    /// deleted: it is not ours).
+    fn restore(&mut self, record: &OwnerRecord) -> io::Result<()> {
+        let tmp_name = format!("{LOCK_DIR}.tmp-{}", record.token);
+        let (tmp, _) = self.board.child_or_create(&tmp_name)?;
+        tmp.replace(OWNER_FILE, record.encode().as_bytes())?;
+        if self.board.stat_exists(LOCK_DIR) {
+            let aside = format!("{LOCK_DIR}.foreign-{}-{}", record.token, record.heartbeat);
+            self.board.rename(LOCK_DIR, &self.board, &aside)?;
+            tracing::warn!(
+                "moved a {LOCK_DIR}/ that was not this referee's aside to {}",
+                self.board.path().join(&aside).display()
+            );
+        }
+        self.board.rename(&tmp_name, &self.board, LOCK_DIR)?;
+        self.lock = tmp;
+        Ok(())
+    }
+}
+
+fn shorten(text: &str) -> String {
+    let t: String = text.chars().take(80).collect();
+    format!("{t:?}{}", if text.chars().count() > 80 { "…" } else { "" })
 }
 
 fn heartbeat_loop(
     board: &Path,
-    own: &OwnDir,
+    mut own: OwnDir,
     record: &mut OwnerRecord,
     held: &Held,
     every: Duration,
     stopped: &crossbeam_channel::Receiver<()>,
-) {
+) -> OwnDir {
     loop {
         match stopped.recv_timeout(every) {
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-            _ => return,
+            _ => return own,
         }
         // Never act after the give-up time: a breaker may already own it.
         if held.check().is_err() {
-            return;
+            return own;
         }
         record.heartbeat += 1;
-        if let Err(e) = own.write_owner(record.encode().as_bytes(), &record.token) {
-            tracing::warn!("board heartbeat: cannot write OWNER: {e}");
-            continue;
+        if let Err(e) = own.write_owner(record.encode().as_bytes()) {
+            tracing::debug!("board heartbeat: cannot write OWNER: {e}");
         }
         // Read back by name: is the board's lock still the one we wrote?
-        match read_owner_text(board) {
-            Ok(text) => match OwnerRecord::parse(&text) {
-                Some(o) if o.token == record.token => {
-                    *held.last_ok.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                }
-                Some(o) => {
-                    held.lose(format!("the board was taken over by {o}"));
-                    return;
-                }
-                None => {
-                    held.lose("the lock's OWNER file is unreadable".into());
-                    return;
-                }
-            },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                // A breaker may have moved it aside for a moment to look at
-                // it (and puts a live lock back): not a loss yet. Staying
-                // gone past the give-up time is (see `Held::check`).
-                tracing::debug!("board heartbeat: REFEREE/OWNER is missing; retrying");
+        // Our heartbeat is fresh here (checked above), so no other referee
+        // can have judged this lock stale: a record that is not ours in our
+        // own folder, a damaged record, or a folder removed, is someone
+        // tampering (a bot), and the lock is put back. Only another
+        // referee's valid record in a folder that is not ours is a takeover.
+        let text = read_owner_text(board);
+        let ours = |t: &io::Result<String>| {
+            t.as_ref()
+                .ok()
+                .and_then(|t| OwnerRecord::parse(t))
+                .is_some_and(|o| o.token == record.token)
+        };
+        if ours(&text) {
+            *held.last_ok.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+            continue;
+        }
+        let taker = text
+            .as_ref()
+            .ok()
+            .and_then(|t| OwnerRecord::parse(t))
+            .filter(|_| !own.in_place());
+        if let Some(o) = taker {
+            held.lose(format!("the board was taken over by {o}"));
+            return own;
+        }
+        match &text {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => tracing::warn!(
+                "the board's lock {} was removed by someone else (a bot?); this referee still \
+                 holds the board and puts it back",
+                board.join(LOCK_DIR).display()
+            ),
+            Err(e) => tracing::warn!(
+                "the board's lock {} is damaged ({e}); this referee still holds the board and \
+                 puts it back",
+                board.join(LOCK_DIR).display()
+            ),
+            Ok(t) => tracing::warn!(
+                "{} was changed by someone else (a bot?): it held {}; this referee still holds \
+                 the board and writes it again",
+                board.join(LOCK_DIR).join(OWNER_FILE).display(),
+                shorten(t)
+            ),
+        }
+        let put_back = if own.in_place() {
+            own.write_owner(record.encode().as_bytes())
+        } else {
+            own.restore(record)
+        };
+        match put_back {
+            Ok(()) if ours(&read_owner_text(board)) => {
+                *held.last_ok.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
             }
-            Err(e) => tracing::warn!("board heartbeat: cannot read OWNER: {e}"),
+            Ok(()) => tracing::warn!("board heartbeat: the lock put back was changed again"),
+            Err(e) => tracing::warn!("board heartbeat: cannot put the lock back: {e}"),
         }
     }
 }
+
+/// How long a lock folder without a valid owner record (damaged, or made
+/// by hand) is left to a live referee to repair before it is taken over:
+/// a live holder puts its record back within two heartbeats.
+const DAMAGED_WAIT: Duration = Duration::from_secs(7);
 
 /// The cross-machine part of acquiring: create-and-rename, read back, judge
 /// staleness, break by rename-aside. `flock_held` says the same-machine
@@ -530,9 +627,12 @@ pub fn acquire_folder(
     flock_held: bool,
 ) -> Result<bool, LockError> {
     let io_err = |e| LockError::Io(board.to_path_buf(), e);
+    let board_dir = Dir::open(board).map_err(io_err)?;
     let lock_dir = board.join(LOCK_DIR);
-    let tmp = board.join(format!("{LOCK_DIR}.tmp-{}", record.token));
-    let dead = board.join(format!("{LOCK_DIR}.dead-{}", record.token));
+    let tmp_name = format!("{LOCK_DIR}.tmp-{}", record.token);
+    let dead_name = format!("{LOCK_DIR}.dead-{}", record.token);
+    let tmp = board.join(&tmp_name);
+    let dead = board.join(&dead_name);
     let look_every = (opts.stale / 20).clamp(Duration::from_millis(5), Duration::from_millis(250));
     // What we last saw in OWNER, since when (our clock), and whether we have
     // seen it change at all.
@@ -540,16 +640,24 @@ pub fn acquire_folder(
     let mut changed_once = false;
     let mut empty_tries = 0;
     let mut took_over_live = false;
+    let mut told = false;
     loop {
-        let _ = fs::create_dir(&tmp);
-        replace(&tmp, OWNER_FILE, record.encode().as_bytes()).map_err(io_err)?;
+        let (tmp_dir, _) = board_dir.child_or_create(&tmp_name).map_err(io_err)?;
+        tmp_dir
+            .replace(OWNER_FILE, record.encode().as_bytes())
+            .map_err(io_err)?;
+        drop(tmp_dir);
         let _ = fs::rename(&tmp, &lock_dir);
         let current = read_owner_text(board);
-        let _ = fs::remove_dir_all(&tmp);
+        remove_lock_folder(board, &tmp_name);
         let text = match current {
             Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && board_dir.stat_exists(LOCK_DIR) => {
+                // A lock folder without its OWNER: damaged (or mid-break).
+                format!("({LOCK_DIR}/ without an {OWNER_FILE} file)")
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                // No lock folder (or one without OWNER): try again, but not forever.
+                // No lock folder: try again, but not forever.
                 empty_tries += 1;
                 if empty_tries > 200 {
                     return Err(io_err(io::Error::other(
@@ -572,6 +680,12 @@ pub fn acquire_folder(
                 && o.pid != record.pid
                 && !crate::player::process::pid_alive(o.pid)
         });
+        let damaged = owner.is_none() && !text.is_empty();
+        let stale = if damaged {
+            opts.stale.min(DAMAGED_WAIT)
+        } else {
+            opts.stale
+        };
         match &seen {
             Some((prev, _)) if *prev == text => {}
             Some(_) => {
@@ -589,7 +703,25 @@ pub fn acquire_folder(
                 stale: opts.stale,
             });
         }
-        if !dead_here && now - since < opts.stale {
+        if !told && !text.is_empty() && !dead_here {
+            told = true;
+            match &owner {
+                Some(o) => tracing::info!(
+                    "the board {} is locked by {o}; waiting up to {:.0} s for its heartbeat \
+                     before taking it over",
+                    board.display(),
+                    stale.as_secs_f64()
+                ),
+                None => tracing::warn!(
+                    "the board's lock {} holds no valid owner record ({}): damaged (a bot?) or \
+                     made by hand; taking it over in {:.0} s unless a referee repairs it",
+                    lock_dir.display(),
+                    shorten(&text),
+                    stale.as_secs_f64()
+                ),
+            }
+        }
+        if !dead_here && now - since < stale {
             if empty_tries == 0 {
                 std::thread::sleep(look_every);
             }
@@ -597,7 +729,14 @@ pub fn acquire_folder(
         }
         // Stale. Look once more right before acting: another breaker may
         // have taken it over a moment ago.
-        if read_owner_text(board).unwrap_or_default() != text {
+        let again = read_owner_text(board).unwrap_or_else(|e| {
+            if e.kind() == io::ErrorKind::NotFound && board_dir.stat_exists(LOCK_DIR) {
+                format!("({LOCK_DIR}/ without an {OWNER_FILE} file)")
+            } else {
+                String::new()
+            }
+        });
+        if again != text {
             seen = None;
             std::thread::sleep(look_every);
             continue;
@@ -610,7 +749,12 @@ pub fn acquire_folder(
             std::thread::sleep(look_every);
             continue;
         }
-        let aside = fs::read_to_string(dead.join(OWNER_FILE)).unwrap_or_default();
+        let aside = match Dir::open(&dead).and_then(|d| d.read_limited(OWNER_FILE, 4096)) {
+            Ok(ReadOutcome::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),
+            Ok(ReadOutcome::Missing) => format!("({LOCK_DIR}/ without an {OWNER_FILE} file)"),
+            Ok(other) => format!("(not an owner record: {other:?})"),
+            Err(_) => String::new(),
+        };
         if aside != text {
             // It changed under us (a heartbeat, or another breaker's lock): put it back.
             if let Err(e) = fs::rename(&dead, &lock_dir) {
@@ -621,7 +765,7 @@ pub fn acquire_folder(
             std::thread::sleep(look_every);
             continue;
         }
-        let _ = fs::remove_dir_all(&dead);
+        remove_lock_folder(board, &dead_name);
         took_over_live |= owner.is_some() && !dead_here;
         match &owner {
             Some(o) => {
@@ -632,26 +776,33 @@ pub fn acquire_folder(
                 if dead_here { " (its process is gone)" } else { "" }
             )
             }
-            None => tracing::warn!("removed a lock folder without an owner record"),
+            None => tracing::warn!("took over a lock folder without a valid owner record"),
         }
         seen = None;
         changed_once = false;
+        told = false;
     }
 }
 
 /// Removes our lock folder, making sure it is ours first.
-fn release_folder(board: &Path, token: &str) {
+fn release_folder(board: &Path, token: &str, own: Option<&OwnDir>) {
+    // Our own folder, even if someone overwrote its OWNER a moment ago.
+    let in_place = own.is_some_and(OwnDir::in_place);
     let lock_dir = board.join(LOCK_DIR);
-    let aside = board.join(format!("{LOCK_DIR}.dead-{token}"));
+    let aside_name = format!("{LOCK_DIR}.dead-{token}");
+    let aside = board.join(&aside_name);
     if fs::rename(&lock_dir, &aside).is_err() {
         return;
     }
-    let ours = fs::read_to_string(aside.join(OWNER_FILE))
-        .ok()
-        .and_then(|t| OwnerRecord::parse(&t))
-        .is_some_and(|o| o.token == token);
+    let ours = in_place
+        || match Dir::open(&aside).and_then(|d| d.read_limited(OWNER_FILE, 4096)) {
+            Ok(ReadOutcome::Bytes(b)) => {
+                OwnerRecord::parse(&String::from_utf8_lossy(&b)).is_some_and(|o| o.token == token)
+            }
+            _ => false,
+        };
     if ours {
-        let _ = fs::remove_dir_all(&aside);
+        remove_lock_folder(board, &aside_name);
     } else {
         let _ = fs::rename(&aside, &lock_dir);
     }
@@ -697,16 +848,94 @@ mod tests {
     }
 
     #[test]
-    fn heartbeat_advances_and_a_removed_lock_is_noticed() {
+    fn heartbeat_advances_and_a_removed_or_overwritten_lock_is_put_back() {
         let dir = tempfile::tempdir().unwrap();
         let lock = BoardLock::acquire(dir.path(), &opts(600)).unwrap();
         std::thread::sleep(Duration::from_millis(350));
         let beat = read_owner(dir.path()).unwrap().heartbeat;
         assert!(beat >= 2, "heartbeat {beat}");
         assert!(lock.ensure_held().is_ok());
+        let token = lock.owner().token.clone();
+        let ours = || read_owner(dir.path()).is_some_and(|o| o.token == token);
+        // Removed (a bot deletes REFEREE/): put back within two beats.
         fs::remove_dir_all(dir.path().join(LOCK_DIR)).unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(ours(), "REFEREE/ was not put back");
+        assert!(lock.ensure_held().is_ok());
+        // Overwritten with junk, and with another referee's record in our
+        // own folder: written again, the lock stays held.
+        fs::write(dir.path().join(LOCK_DIR).join(OWNER_FILE), "junk").unwrap();
         std::thread::sleep(Duration::from_millis(300));
+        assert!(ours(), "OWNER was not written again");
+        let mut forged = lock.owner().clone();
+        forged.token = "forged".into();
+        fs::write(dir.path().join(LOCK_DIR).join(OWNER_FILE), forged.encode()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(ours(), "a forged OWNER was kept");
+        assert!(lock.ensure_held().is_ok());
+        drop(lock);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "only referee.lock is left"
+        );
+    }
+
+    #[test]
+    fn a_stopped_holder_gives_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = BoardLock::acquire(dir.path(), &opts(600)).unwrap();
+        // As if stopped past the give-up time (no heartbeat since).
+        *lock.held.last_ok.lock().unwrap() = Instant::now() - Duration::from_secs(1);
         let why = lock.ensure_held().unwrap_err();
         assert!(why.contains("no heartbeat"), "{why}");
+    }
+
+    #[test]
+    fn a_damaged_lock_is_taken_over_soon_and_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join(LOCK_DIR)).unwrap();
+        fs::write(
+            dir.path().join(LOCK_DIR).join(OWNER_FILE),
+            "overwritten by a bot",
+        )
+        .unwrap();
+        fs::write(
+            dir.path().join(LOCK_DIR).join("notes.txt"),
+            "not a referee's",
+        )
+        .unwrap();
+        let t0 = Instant::now();
+        let lock = BoardLock::acquire(dir.path(), &opts(60_000)).unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(9), "{:?}", t0.elapsed());
+        assert!(t0.elapsed() >= DAMAGED_WAIT, "{:?}", t0.elapsed());
+        assert_eq!(read_owner(dir.path()).unwrap().token, lock.owner().token);
+        // The old folder held a file no referee made: it is kept, aside.
+        let kept: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("REFEREE.dead-"))
+            .collect();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            fs::read_to_string(kept[0].path().join("notes.txt")).unwrap(),
+            "not a referee's"
+        );
+    }
+
+    #[test]
+    fn a_linked_referee_lock_is_refused_and_its_target_not_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let board = dir.path().join("board");
+        fs::create_dir(&board).unwrap();
+        let target = dir.path().join("outside.lock");
+        std::os::unix::fs::symlink(&target, board.join(FLOCK_FILE)).unwrap();
+        let err = BoardLock::acquire(&board, &opts(3000)).unwrap_err();
+        assert!(
+            err.to_string().contains("referee.lock is a symlink"),
+            "{err}"
+        );
+        assert!(!target.exists(), "the link's target was made");
+        assert!(!board.join(LOCK_DIR).exists());
     }
 }

@@ -3,8 +3,10 @@
 //!
 //! Owns: the board's layout, the message codec, sending and waiting for
 //! answers (referee side) and reading and answering (bot side), the lock
-//! with stale-lock recovery, and the status report of a board. Knows nothing
-//! about Othello: message texts are opaque strings here.
+//! with stale-lock recovery, and the status report of a board; which board
+//! paths, player names and game ids may become folders and files. Trusts
+//! nothing found on the board (see `files`). Knows nothing about Othello:
+//! message texts are opaque strings here.
 
 mod client;
 mod doorbell;
@@ -22,8 +24,12 @@ use std::time::Instant;
 
 pub use client::BotMailbox;
 pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN};
-pub use files::{is_symlink, read_limited, replace, replace_message, MessageFile, ReadOutcome};
-pub use lock::{may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE};
+pub use files::{
+    is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile, ReadOutcome,
+};
+pub use lock::{
+    may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE, LOCK_DIR,
+};
 pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
 
@@ -64,6 +70,114 @@ pub fn validate_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `name` is one of the board's own entries (what a referee makes
+/// in the board folder).
+fn is_board_entry(name: &str) -> bool {
+    name == PLAYERS_DIR
+        || name == lock::LOCK_DIR
+        || name == lock::FLOCK_FILE
+        || name.starts_with(&format!("{}.", lock::LOCK_DIR))
+}
+
+/// Checks a board path before anything is made there: it must be a folder
+/// of its own (missing, which the referee then makes, but whose parent
+/// exists; or one holding only what a referee makes there), not the root
+/// of the file system or the home folder, not a file, not a dangling link.
+/// The message says what is wrong and what to do.
+pub fn check_board_path(board: &Path) -> Result<(), String> {
+    let shown = board.display();
+    let meta = match fs::metadata(board) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Ok(target) = fs::read_link(board) {
+                return Err(format!(
+                    "the board {shown} is a symlink to {}, which does not exist",
+                    target.display()
+                ));
+            }
+            let parent = match board.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if !parent.is_dir() {
+                return Err(format!(
+                    "the board {shown} cannot be made: its parent folder {} does not exist \
+                     (the referee makes only the board folder itself)",
+                    parent.display()
+                ));
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(format!("the board {shown}: {e}")),
+    };
+    if !meta.is_dir() {
+        return Err(format!(
+            "the board {shown} exists and is not a folder; name a folder of its own"
+        ));
+    }
+    let real = fs::canonicalize(board).map_err(|e| format!("the board {shown}: {e}"))?;
+    let home = std::env::var_os("HOME").and_then(|h| fs::canonicalize(h).ok());
+    if real.parent().is_none() || Some(&real) == home.as_ref() {
+        return Err(format!(
+            "the board {shown} is {}; name a folder of its own (the referee makes players/, \
+             REFEREE/ and referee.lock in it)",
+            if real.parent().is_none() {
+                "the root of the file system"
+            } else {
+                "your home folder"
+            }
+        ));
+    }
+    let mut foreign: Vec<String> = fs::read_dir(&real)
+        .map_err(|e| format!("the board {shown}: {e}"))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        // Hidden files a desktop or a network drive may make (.DS_Store,
+        // .nfs…, .fuse_hidden…) are tolerated.
+        .filter(|n| {
+            !is_board_entry(n) && !n.starts_with('.') && n != "Thumbs.db" && n != "desktop.ini"
+        })
+        .collect();
+    if !foreign.is_empty() {
+        foreign.sort();
+        let more = foreign.len().saturating_sub(3);
+        foreign.truncate(3);
+        return Err(format!(
+            "the board {shown} holds files that are not a board's ({}{}); name a folder of its \
+             own (empty, or one a referee used before)",
+            foreign.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a game id before it becomes a file name (`logs/<id>.log`,
+/// `live/<id>.jsonl`, `done/<id>`): letters, digits, `-`, `_` and `.`, not
+/// starting with a dot, 1 to 200 of them. Ids the referee makes (`r01.a.b`,
+/// `play-…`) always pass; one read from a file may not.
+pub fn validate_game_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 200
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "game id `{}` is not a safe file name (letters, digits, `-`, `_` and `.`, not \
+             starting with a dot, at most 200)",
+            id.escape_debug()
+        ))
+    }
+}
+
 /// The wire id of a player instance: `name.k` when spawned, `name` when waiting.
 pub fn instance_id(name: &str, instance: Option<u32>) -> String {
     match instance {
@@ -93,22 +207,50 @@ pub enum Pending {
 }
 
 /// Removes temp and spare files that writers killed mid-write left in
-/// `players/` (the referee's and the built-in bots'). Only while holding the board.
+/// `players/` (the referee's and the built-in bots'). Only while holding the
+/// board, and only files that are certainly such leftovers: a name these
+/// writers give ([`is_temp_name`]), a regular file with one name, holding
+/// nothing but (the start of) a message. Anything else a user put there stays.
 pub fn sweep_temp_files(board: &Path) {
     if may_write_board().is_err() {
         return;
     }
-    let Ok(entries) = fs::read_dir(board.join(PLAYERS_DIR)) else {
+    let Ok(players) = Dir::open(board).and_then(|b| b.child(PLAYERS_DIR)) else {
         return;
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let is_temp = name.starts_with('.') && (name.contains(".tmp-") || name.ends_with(".spare"));
-        if is_temp && entry.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = fs::remove_file(entry.path());
+    for name in players.names().unwrap_or_default() {
+        if !is_temp_name(&name) {
+            continue;
+        }
+        let ours = match players.read_limited(&name, MAX_MESSAGE_BYTES) {
+            Ok(ReadOutcome::Bytes(b)) => is_message_start(&b),
+            _ => false,
+        };
+        if ours {
+            let _ = players.remove_file(&name);
+        } else {
+            tracing::debug!("left {name} in players/: not a leftover of ours");
         }
     }
+}
+
+/// Whether `bytes` is empty or (the start of) a message from the referee
+/// or a player instance: what a temp or spare file of ours may hold.
+fn is_message_start(bytes: &[u8]) -> bool {
+    if matches!(Message::decode(bytes), Decoded::Garbage(_)) {
+        return false;
+    }
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let first = String::from_utf8_lossy(first);
+    let first = first.trim_end_matches('\r');
+    let sender = first.split_once('.').map_or(first, |(name, k)| {
+        if k.bytes().all(|b| b.is_ascii_digit()) {
+            name
+        } else {
+            "."
+        }
+    });
+    first.is_empty() || REFEREE.starts_with(first) || validate_name(sender).is_ok()
 }
 
 /// Why no usable answer came.
@@ -120,7 +262,8 @@ pub enum AnswerError {
     Garbage(String),
     /// The answer has the awaited seq but the wrong from/to.
     WrongSender { from: String, to: String },
-    /// `out.txt` or the mailbox folder is a symlink.
+    /// `out.txt` or the mailbox folder is a symlink, or the folder was
+    /// replaced or removed: what was found.
     Symlink(String),
     /// The caller's abort check said stop (e.g. the bot's process exited).
     Aborted(String),
@@ -154,7 +297,7 @@ impl fmt::Display for AnswerError {
                 f,
                 "answer addressed from `{from}` to `{to}` (lines 1 and 2 must be the bot's id and `referee`)"
             ),
-            AnswerError::Symlink(what) => write!(f, "{what} is a symlink, which is refused"),
+            AnswerError::Symlink(what) => write!(f, "{what}, which is refused"),
             AnswerError::Aborted(why) => write!(f, "{why}"),
             AnswerError::Io(e) => write!(f, "cannot read the mailbox: {e}"),
         }
@@ -170,15 +313,22 @@ pub enum MailboxError {
     Io { path: PathBuf, source: io::Error },
 }
 
-/// One player instance's folder, as the referee uses it.
+/// One player instance's folder, as the referee uses it. The board, its
+/// `players/` and the mailbox folder are held open ([`Dir`]); every file is
+/// reached through them, never by a path that a link could redirect.
 pub struct Mailbox {
     dir: PathBuf,
     id: String,
+    /// The folder's name in `players/`.
+    name: String,
+    board: Dir,
+    players: Arc<Dir>,
+    folder: Arc<Dir>,
     bell: Arc<Doorbell>,
     /// The longest sleep between two looks at `out.txt`.
     poll_max: std::time::Duration,
-    /// `in.txt`, written message after message.
-    writer: std::sync::Mutex<MessageFile>,
+    /// `in.txt`, written message after message, and the last message.
+    writer: std::sync::Mutex<(MessageFile, Vec<u8>)>,
     /// On a network drive: the token in the folder's marker file.
     marker: Option<String>,
 }
@@ -190,54 +340,56 @@ impl fmt::Debug for Mailbox {
 }
 
 impl Mailbox {
-    /// Opens (creating if needed) the mailbox folder `dir` for the player
-    /// whose wire id is `id`. Refuses a symlinked folder.
+    /// Opens (creating if needed) the mailbox folder `dir`
+    /// (`<board>/players/<folder>`) for the player whose wire id is `id`.
+    /// Refuses a `players/` or mailbox folder that is a symlink or not a
+    /// folder; the board folder itself must exist.
     pub fn open(dir: &Path, id: &str) -> Result<Mailbox, MailboxError> {
         let io_err = |source| MailboxError::Io {
             path: dir.to_path_buf(),
             source,
         };
-        if let Some(parent) = dir.parent() {
-            if is_symlink(parent) {
-                return Err(MailboxError::Symlink(parent.to_path_buf()));
-            }
-            fs::create_dir_all(parent).map_err(io_err)?;
+        let (Some(players_path), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return Err(io_err(io::Error::other("not a mailbox path")));
+        };
+        let name = name.to_string_lossy().into_owned();
+        let board_path = players_path
+            .parent()
+            .ok_or_else(|| io_err(io::Error::other("not a mailbox path")))?;
+        let board_path = fs::canonicalize(board_path).map_err(io_err)?;
+        let board = Dir::open(&board_path).map_err(io_err)?;
+        if board.is_symlink(PLAYERS_DIR) {
+            return Err(MailboxError::Symlink(board_path.join(PLAYERS_DIR)));
         }
-        match fs::symlink_metadata(dir) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(MailboxError::Symlink(dir.to_path_buf()))
-            }
-            Ok(m) if !m.is_dir() => {
-                return Err(io_err(io::Error::other("exists and is not a folder")))
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io_err(e)),
-            },
-            Err(e) => return Err(io_err(e)),
+        let (players, _) = board.child_or_create(PLAYERS_DIR).map_err(io_err)?;
+        if players.is_symlink(&name) {
+            return Err(MailboxError::Symlink(dir.to_path_buf()));
         }
-        let dir = fs::canonicalize(dir).map_err(io_err)?;
+        let (folder, _) = players.child_or_create(&name).map_err(io_err)?;
+        let dir = folder.path().to_path_buf();
         let bell = Doorbell::new();
         let watched = doorbell::watch(&dir.join(OUT_FILE), &bell);
         let marker = if doorbell::is_local_fs(&dir) {
             None
         } else {
             let token = format!("{:016x}\n", rand::random::<u64>());
-            replace(&dir, MARKER_FILE, token.as_bytes()).map_err(io_err)?;
+            folder
+                .replace(MARKER_FILE, token.as_bytes())
+                .map_err(io_err)?;
             Some(token)
         };
-        let tmp_dir = dir.parent().unwrap_or(&dir).to_path_buf();
-        let tag = dir
-            .file_name()
-            .map_or_else(|| id.to_string(), |n| n.to_string_lossy().into_owned());
+        let (players, folder) = (Arc::new(players), Arc::new(folder));
+        let writer = MessageFile::new(Arc::clone(&players), Arc::clone(&folder), IN_FILE, &name);
         Ok(Mailbox {
             marker,
-            writer: std::sync::Mutex::new(MessageFile::new(&tmp_dir, &dir, IN_FILE, &tag)),
+            writer: std::sync::Mutex::new((writer, Vec::new())),
             poll_max: doorbell::poll_max_for(&dir, watched),
             dir,
             id: id.to_string(),
+            name,
+            board,
+            players,
+            folder,
             bell,
         })
     }
@@ -256,24 +408,31 @@ impl Mailbox {
         Arc::clone(&self.bell)
     }
 
-    /// Refuses a mailbox folder that was replaced (by a symlink, or a
-    /// different folder). On a local drive lstat tells at once; a network
-    /// drive may answer lstat from a cache for many seconds (sshfs: 20 s),
-    /// so there the marker file written at open is read back (reading a
-    /// file's content is always fresh): a folder swapped for a link to
-    /// elsewhere has no marker with our token.
+    /// Refuses a mailbox folder (or `players/`) that was replaced (by a
+    /// symlink, or a different folder), moved away or removed: the names
+    /// must still lead to the folders we hold. A network drive may answer
+    /// such lookups from a cache for many seconds (sshfs: 20 s), so there
+    /// the marker file written at open is read back too (reading a file's
+    /// content is always fresh): a folder swapped for a link to elsewhere
+    /// has no marker with our token.
     fn check_dir(&self) -> Result<(), AnswerError> {
         let replaced = || {
-            AnswerError::Symlink(format!(
-                "the mailbox folder {} (it was replaced)",
-                self.dir.display()
-            ))
+            AnswerError::Symlink(if self.players.is_symlink(&self.name) {
+                format!("the mailbox folder {} is a symlink", self.dir.display())
+            } else {
+                format!(
+                    "the mailbox folder {} was replaced, moved or removed",
+                    self.dir.display()
+                )
+            })
         };
-        if is_symlink(&self.dir) {
+        if !self.folder.still_at(&self.players, &self.name)
+            || !self.players.still_at(&self.board, PLAYERS_DIR)
+        {
             return Err(replaced());
         }
         if let Some(token) = &self.marker {
-            match read_limited(&self.dir.join(MARKER_FILE), 256) {
+            match self.folder.read_limited(MARKER_FILE, 256) {
                 Ok(ReadOutcome::Bytes(b)) if b == token.as_bytes() => {}
                 _ => return Err(replaced()),
             }
@@ -281,35 +440,29 @@ impl Mailbox {
         Ok(())
     }
 
-    /// Empties the mailbox for a fresh instance: `in.txt` deleted, `out.txt`
-    /// emptied in place (not deleted: a bot on another machine may hold a
-    /// cached view of that file, and re-creating it there can fail for
-    /// seconds), and temp files a crashed writer left. Touches nothing else,
-    /// and nothing at all once this referee lost the board.
+    /// Readies the mailbox for a fresh instance: `in.txt` (the referee's)
+    /// deleted, and a non-empty `out.txt` replaced by an empty file of the
+    /// referee's (never truncated or written: it may be a file linked in
+    /// from elsewhere; and not just deleted, because a bot on another
+    /// machine may hold a cached view of that name, and re-creating it
+    /// there can fail for seconds). Touches nothing else, and nothing at all
+    /// once this referee lost the board.
     pub fn clear(&self) -> io::Result<()> {
         lock::may_write_board().map_err(io::Error::other)?;
         self.check_dir()
             .map_err(|e| io::Error::other(e.to_string()))?;
-        for entry in fs::read_dir(&self.dir)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let ours =
-                name == IN_FILE || name.starts_with(".in.txt.") || name.starts_with(".out.txt.");
-            if ours && entry.file_type()?.is_file() {
-                fs::remove_file(entry.path())?;
-            }
+        match self.folder.remove_file(IN_FILE) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
-        let out = self.dir.join(OUT_FILE);
-        if fs::symlink_metadata(&out).is_ok_and(|m| m.is_file()) {
-            let mut opts = fs::OpenOptions::new();
-            opts.write(true).truncate(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.custom_flags(libc::O_NOFOLLOW);
-            }
-            opts.open(&out)?;
+        if self.folder.plain_file_len(OUT_FILE) != Some(0)
+            && !matches!(
+                self.folder.read_limited(OUT_FILE, 0),
+                Ok(ReadOutcome::Missing)
+            )
+        {
+            files::replace_over(&self.players, &self.folder, OUT_FILE, b"")?;
         }
         Ok(())
     }
@@ -317,7 +470,7 @@ impl Mailbox {
     /// The seq of the message now in `in.txt`, if it holds a complete one
     /// (a waiting player's mailbox continues counting from it).
     pub fn last_sent_seq(&self) -> Option<u64> {
-        match read_limited(&self.dir.join(IN_FILE), MAX_MESSAGE_BYTES) {
+        match self.folder.read_limited(IN_FILE, MAX_MESSAGE_BYTES) {
             Ok(ReadOutcome::Bytes(b)) => match Message::decode(&b) {
                 Decoded::Complete(m) => Some(m.seq),
                 _ => None,
@@ -326,19 +479,32 @@ impl Mailbox {
         }
     }
 
+    /// Whether `in.txt` still holds exactly the last message this referee
+    /// wrote (a bot never writes into it, nor removes it).
+    pub fn sent_intact(&self) -> bool {
+        let w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        match self.folder.read_limited(IN_FILE, MAX_MESSAGE_BYTES) {
+            Ok(ReadOutcome::Bytes(b)) => b == w.1,
+            _ => false,
+        }
+    }
+
     /// Writes message `seq` to `in.txt` atomically.
     pub fn send(&self, seq: u64, text: &str) -> Result<(), AnswerError> {
         self.check_dir()?;
         let target = self.dir.join(IN_FILE);
-        if is_symlink(&target) {
-            return Err(AnswerError::Symlink(format!("{}", target.display())));
+        if self.folder.is_symlink(IN_FILE) {
+            return Err(AnswerError::Symlink(format!(
+                "{} is a symlink",
+                target.display()
+            )));
         }
-        let msg = Message::new(REFEREE, &self.id, seq, text);
-        self.writer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .write(msg.encode().as_bytes())
-            .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))
+        let msg = Message::new(REFEREE, &self.id, seq, text).encode();
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        w.0.write(msg.as_bytes())
+            .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))?;
+        w.1 = msg.into_bytes();
+        Ok(())
     }
 
     /// One look at `out.txt` for the answer to `seq`: `Ok(Ok(text))`,
@@ -346,11 +512,14 @@ impl Mailbox {
     pub fn poll_answer(&self, seq: u64) -> Result<Result<String, Pending>, AnswerError> {
         self.check_dir()?;
         let path = self.dir.join(OUT_FILE);
-        let bytes = match read_limited(&path, MAX_MESSAGE_BYTES) {
+        let bytes = match self.folder.read_limited(OUT_FILE, MAX_MESSAGE_BYTES) {
             Ok(ReadOutcome::Missing) => return Ok(Err(Pending::Nothing)),
             Ok(ReadOutcome::Bytes(b)) => b,
             Ok(ReadOutcome::Symlink) => {
-                return Err(AnswerError::Symlink(format!("{}", path.display())))
+                return Err(AnswerError::Symlink(format!(
+                    "{} is a symlink",
+                    path.display()
+                )))
             }
             Ok(ReadOutcome::NotAFile) => {
                 return Err(AnswerError::Garbage("out.txt is not a regular file".into()))
@@ -358,6 +527,12 @@ impl Mailbox {
             Ok(ReadOutcome::TooLarge(n)) => {
                 return Err(AnswerError::Garbage(format!(
                     "out.txt is {n} bytes; a message is at most {MAX_MESSAGE_BYTES}"
+                )))
+            }
+            Ok(ReadOutcome::Linked(n)) => {
+                return Err(AnswerError::Garbage(format!(
+                    "out.txt has {n} names (a hard link to a file elsewhere?); it must be a file \
+                     of its own, so it was neither read nor changed"
                 )))
             }
             // A drive's hiccup is not the bot's fault: look again.
@@ -436,6 +611,28 @@ mod tests {
             &"x".repeat(65),
         ] {
             assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn game_ids_are_checked() {
+        for ok in ["r01.alice.bob", "play-1700000000-42", "r1.a-b.c_d"] {
+            assert!(validate_game_id(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "/abs",
+            "a/b",
+            "a\\b",
+            ".hidden",
+            "nul\0",
+            "a b",
+            &"x".repeat(201),
+        ] {
+            assert!(validate_game_id(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -122,7 +122,19 @@ pub fn board_status(board: &Path, watch: Duration) -> std::io::Result<BoardStatu
 
 fn flock_held(board: &Path) -> bool {
     use fs2::FileExt;
-    match fs::File::open(board.join(FLOCK_FILE)) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Never through a link, never waiting on a FIFO planted there.
+    let opened = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(board.join(FLOCK_FILE));
+    match opened.and_then(|f| {
+        if f.metadata()?.is_file() {
+            Ok(f)
+        } else {
+            Err(std::io::ErrorKind::InvalidInput.into())
+        }
+    }) {
         Ok(f) => {
             let free = f.try_lock_shared().is_ok();
             if free {

@@ -138,6 +138,22 @@ impl PlayerSpec {
                     p.display()
                 ));
             }
+            if p.is_dir() {
+                return Err(format!(
+                    "player `{}`: cannot start `{shown}`: {} is a folder, not a program",
+                    self.name,
+                    p.display()
+                ));
+            }
+            if !is_executable(&p) {
+                return Err(format!(
+                    "player `{}`: cannot start `{shown}`: {} is not an executable file \
+                     (make it one with chmod +x, or name its interpreter first, e.g. \
+                     [\"python3\", \"{program}\"])",
+                    self.name,
+                    p.display()
+                ));
+            }
             p
         } else {
             find_on_path(program).ok_or_else(|| {

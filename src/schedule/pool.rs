@@ -16,7 +16,7 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use crate::error::HarnessError;
 use crate::event::EventSink;
-use crate::mailbox::BoardLock;
+use crate::mailbox::{BoardLock, MailboxError};
 use crate::player::{Instance, PlayerSpec, GRACE};
 use crate::record::GameRecord;
 use crate::referee::{play_game, GameSpec};
@@ -73,9 +73,26 @@ impl Instances {
                 0
             }
         });
-        *k += 1;
-        Instance::new(Arc::clone(spec), board, *k)
-            .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))
+        // A spawned instance whose mailbox name someone took (a symlink,
+        // a file) moves on to the next number; that name is left alone.
+        // A waiting player has only its one mailbox.
+        for _ in 0..16 {
+            *k += 1;
+            match Instance::new(Arc::clone(spec), board, *k) {
+                Err(MailboxError::Symlink(p)) if !spec.is_waiting() => {
+                    tracing::warn!(
+                        "{} is a symlink: left alone, the next mailbox used",
+                        p.display()
+                    )
+                }
+                other => return other.map_err(|e| HarnessError::BoardUnwritable(e.to_string())),
+            }
+        }
+        Err(HarnessError::BoardUnwritable(format!(
+            "no usable mailbox for `{}` in {}: each was a symlink",
+            spec.name,
+            board.join(crate::mailbox::PLAYERS_DIR).display()
+        )))
     }
 
     fn give_back(&mut self, inst: Instance) {
