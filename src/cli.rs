@@ -62,6 +62,9 @@ pub struct CheckBotArgs {
     /// Milliseconds from NEW to READY.
     #[arg(long, default_value_t = 10000)]
     pub startup_ms: u64,
+    /// Check the bot without its sandbox (see SECURITY.md).
+    #[arg(long)]
+    pub no_sandbox: bool,
     /// The bot's command line, after `--` (e.g. `-- ruby bots/ruby/greedy.rb`).
     #[arg(last = true, required = true, num_args = 1..)]
     pub command: Vec<String>,

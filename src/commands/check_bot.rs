@@ -73,7 +73,10 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         base_dir: std::env::current_dir()?,
         seed: 1,
         board_as: None,
-        sandbox: Default::default(),
+        sandbox: crate::sandbox::Settings {
+            enabled: !args.no_sandbox,
+            ..Default::default()
+        },
     };
     spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
     let shown = args.command.join(" ");

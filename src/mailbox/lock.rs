@@ -554,8 +554,10 @@ fn heartbeat_loop(
         // Our heartbeat is fresh here (checked above), so no other referee
         // can have judged this lock stale: a record that is not ours in our
         // own folder, a damaged record, or a folder removed, is someone
-        // tampering (a bot), and the lock is put back. Only another
-        // referee's valid record in a folder that is not ours is a takeover.
+        // tampering (a bot), and the lock is put back. Another referee's
+        // valid record, wherever it is, is a takeover: under load a breaker
+        // may judge us stale before our own give-up time has passed, and
+        // two holders are worse than a run stopped by a forged record.
         let text = read_owner_text(board);
         let ours = |t: &io::Result<String>| {
             t.as_ref()
@@ -567,11 +569,7 @@ fn heartbeat_loop(
             *held.last_ok.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
             continue;
         }
-        let taker = text
-            .as_ref()
-            .ok()
-            .and_then(|t| OwnerRecord::parse(t))
-            .filter(|_| !own.in_place());
+        let taker = text.as_ref().ok().and_then(|t| OwnerRecord::parse(t));
         if let Some(o) = taker {
             held.lose(format!("the board was taken over by {o}"));
             return own;

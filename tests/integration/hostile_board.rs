@@ -39,12 +39,23 @@ fn content_and_mtime(p: &Path) -> (Vec<u8>, SystemTime) {
     (fs::read(p).unwrap(), m.modified().unwrap())
 }
 
-/// `play` with a misbehaving black bot against the built-in random.
+/// `play` with a misbehaving black bot against the built-in random. The
+/// bot stands for one started by hand, which no sandbox holds back: it
+/// runs unsandboxed (the sandbox is tested in cheats.rs).
 fn play_against_random(s: &Scratch, black: &str) -> serde_json::Value {
     let out = s
         .cmd(&[
-            "play", "--black", black, "--white", "random", "--json", "--board", "board", "--size",
+            "play",
+            "--black",
+            black,
+            "--white",
+            "random",
+            "--json",
+            "--board",
+            "board",
+            "--size",
             "6",
+            "--no-sandbox",
         ])
         .timeout(Duration::from_secs(60))
         .output()
@@ -481,7 +492,11 @@ fn a_bot_that_vandalises_the_lock_does_not_stop_the_run() {
         "tournament.toml",
         &toml(
             &[
-                ("vandal", &command(&fakebot("lock-vandal 250"))),
+                // Unsandboxed, like a bot started by hand.
+                (
+                    "vandal",
+                    &(command(&fakebot("lock-vandal 250")) + "\nsandbox = false"),
+                ),
                 ("rnd", "builtin = \"random\""),
             ],
             "games-per-pairing = 2\nsize = 6",
@@ -598,7 +613,8 @@ fn check_bot_fails_a_bot_that_removes_its_mailbox_or_writes_into_in_txt() {
         ("write-in", "in.txt was changed"),
     ] {
         let bot = fakebot(mode);
-        let mut args = vec!["check-bot", "--move-ms", "1500", "--"];
+        // As a bot started by hand would (the sandbox stops both).
+        let mut args = vec!["check-bot", "--move-ms", "1500", "--no-sandbox", "--"];
         args.extend(bot.split(' '));
         let out = s
             .cmd(&args)
