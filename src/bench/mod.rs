@@ -588,7 +588,9 @@ fn idle_once(root: &Path, python: &Path, scripts: &Path, moves: usize) -> anyhow
         board_as: None,
         sandbox: Default::default(),
     });
-    let mut bot = Instance::new(spec, &scratch.path().join("board"), 1)?;
+    let board = scratch.path().join("board");
+    std::fs::create_dir_all(&board)?;
+    let mut bot = Instance::new(spec, &board, 1)?;
     bot.prepare(tracing::Span::none())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let deadline = || Instant::now() + Duration::from_secs(10);

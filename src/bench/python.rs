@@ -32,6 +32,11 @@ pub fn write_scripts(dir: &Path) -> std::io::Result<()> {
 /// Where the virtualenv lives: `$XDG_CACHE_HOME/tournament/bench-venv`,
 /// else `~/.cache/tournament/bench-venv`.
 pub fn venv_dir() -> Option<PathBuf> {
+    // As root the bots run as `nobody` (the sandbox), who cannot enter
+    // /root: the virtualenv goes where every user can read it.
+    if crate::sandbox::is_root() {
+        return Some(PathBuf::from("/var/cache/tournament/bench-venv"));
+    }
     let cache = match std::env::var_os("XDG_CACHE_HOME") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => PathBuf::from(std::env::var_os("HOME")?).join(".cache"),

@@ -129,9 +129,11 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow:
             ..Default::default()
         },
     });
+    let board = scratch.path().join("board");
+    std::fs::create_dir_all(&board)?;
     let mut times = Vec::with_capacity(STARTS);
     for k in 1..=STARTS {
-        let mut bot = Instance::new(Arc::clone(&spec), &scratch.path().join("board"), k as u32)?;
+        let mut bot = Instance::new(Arc::clone(&spec), &board, k as u32)?;
         let clock = Instant::now();
         bot.prepare(tracing::Span::none())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
