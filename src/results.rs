@@ -76,6 +76,8 @@ struct Summary {
     started: String,
     finished: String,
     time_ms: crate::record::DiscCount,
+    #[serde(default)]
+    swiss_round: Option<u32>,
 }
 
 /// Like [`read_records`], but each record comes without its moves and
@@ -99,6 +101,7 @@ pub fn read_summaries(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
             started: s.started,
             finished: s.finished,
             time_ms: s.time_ms,
+            swiss_round: s.swiss_round,
         })
     })
 }
@@ -379,6 +382,7 @@ mod tests {
             started: String::new(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         }
     }
 

@@ -6,6 +6,8 @@
 //! `report::crosstable`).
 
 pub mod elo;
+pub mod pairstats;
+pub mod sprt;
 mod standings;
 
 use crate::record::GameRecord;
@@ -151,6 +153,7 @@ pub(crate) mod tests {
             started: String::new(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         }
     }
 

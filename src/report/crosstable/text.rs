@@ -211,6 +211,7 @@ mod tests {
             started: String::new(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         };
         // One draw: both 0.5/1, Elo 0, tied rank 1, by name.
         let t = crosstable(&[mk("bb", "a", Winner::Draw, (32, 32))], &[]);
