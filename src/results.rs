@@ -21,11 +21,19 @@ pub const GAMES_FILE: &str = "games.jsonl";
 pub const SCHEDULE_FILE: &str = "schedule.json";
 
 /// What is stored next to the results to recognise the schedule.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StoredSchedule {
     pub tournament: String,
     pub size: u8,
+    /// For a Swiss event: the first round (the later ones follow from the
+    /// results).
     pub games: Vec<ScheduledGame>,
+    /// The rounds of a Swiss event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swiss_rounds: Option<u32>,
+    /// The SPRT of a two-player event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<crate::rating::sprt::Sprt>,
 }
 
 /// Append-only store of finished games.
@@ -281,15 +289,49 @@ fn complete_prefix_len(file: &mut File) -> io::Result<u64> {
     Ok(0)
 }
 
+/// The schedule stored in results folder `dir`, if any.
+pub fn stored_schedule(dir: &Path) -> Result<Option<StoredSchedule>, HarnessError> {
+    let path = dir.join(SCHEDULE_FILE);
+    match fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| HarnessError::Config(format!("{}: unreadable: {e}", path.display()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unwritable(&path, e)),
+    }
+}
+
 /// Records the schedule of a new results folder, or checks that an
-/// existing one has the same; a different one stops the run.
-pub fn check_schedule(dir: &Path, schedule: &StoredSchedule) -> Result<(), HarnessError> {
+/// existing one has the same; a different one stops the run, except that
+/// players may be added (see [`crate::schedule::with_added_players`]).
+/// Returns the schedule to play.
+pub fn check_schedule(
+    dir: &Path,
+    schedule: &StoredSchedule,
+) -> Result<StoredSchedule, HarnessError> {
     let path = dir.join(SCHEDULE_FILE);
     match fs::read_to_string(&path) {
         Ok(text) => {
             let stored: StoredSchedule = serde_json::from_str(&text).map_err(|e| {
                 HarnessError::Config(format!("{}: unreadable: {e}", path.display()))
             })?;
+            let same_settings = stored.size == schedule.size
+                && stored.sprt == schedule.sprt
+                && stored.swiss_rounds.is_none()
+                && schedule.swiss_rounds.is_none();
+            let extended = crate::schedule::with_added_players(&stored.games, &schedule.games)
+                .filter(|_| same_settings);
+            if let Some(games) = extended {
+                let merged = StoredSchedule { games, ..stored };
+                let text = serde_json::to_string_pretty(&merged).expect("serializes");
+                crate::mailbox::replace(dir, SCHEDULE_FILE, text.as_bytes())
+                    .map_err(|e| unwritable(&path, e))?;
+                tracing::info!(
+                    "players added: {} new games (only the new players' pairings)",
+                    merged.games.len() - stored.games.len()
+                );
+                return Ok(merged);
+            }
             if let Some(diff) = first_difference(&stored, schedule) {
                 return Err(HarnessError::ScheduleChanged(format!(
                     "{} holds results of a different schedule ({diff}). The configuration changed \
@@ -299,13 +341,14 @@ pub fn check_schedule(dir: &Path, schedule: &StoredSchedule) -> Result<(), Harne
                     dir.display()
                 )));
             }
-            Ok(())
+            Ok(stored)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let text = serde_json::to_string_pretty(schedule).expect("serializes");
             fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
             crate::mailbox::replace(dir, SCHEDULE_FILE, text.as_bytes())
-                .map_err(|e| unwritable(&path, e))
+                .map_err(|e| unwritable(&path, e))?;
+            Ok(schedule.clone())
         }
         Err(e) => Err(unwritable(&path, e)),
     }
@@ -314,6 +357,15 @@ pub fn check_schedule(dir: &Path, schedule: &StoredSchedule) -> Result<(), Harne
 fn first_difference(old: &StoredSchedule, new: &StoredSchedule) -> Option<String> {
     if old.size != new.size {
         return Some(format!("board size {} then, {} now", old.size, new.size));
+    }
+    if old.swiss_rounds != new.swiss_rounds {
+        return Some(format!(
+            "Swiss rounds {:?} then, {:?} now",
+            old.swiss_rounds, new.swiss_rounds
+        ));
+    }
+    if old.sprt != new.sprt {
+        return Some("different [sprt] settings".into());
     }
     if old.games.len() != new.games.len() {
         let was: std::collections::BTreeSet<&str> = old
@@ -480,6 +532,8 @@ mod tests {
             tournament: "t".into(),
             size: 8,
             games: vec![game("r1.a.b")],
+            swiss_rounds: None,
+            sprt: None,
         };
         check_schedule(dir.path(), &s1).unwrap();
         check_schedule(dir.path(), &s1).unwrap();

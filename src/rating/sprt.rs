@@ -56,7 +56,7 @@ impl Decision {
 }
 
 /// The test's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sprt {
     pub elo0: f64,
     pub elo1: f64,
