@@ -321,7 +321,10 @@ pub fn check_schedule(
                 && schedule.swiss_rounds.is_none();
             let extended = crate::schedule::with_added_players(&stored.games, &schedule.games)
                 .filter(|_| same_settings);
-            if let Some(games) = extended {
+            let added = extended
+                .as_ref()
+                .is_some_and(|g| g.len() > stored.games.len());
+            if let (true, Some(games)) = (added, extended.clone()) {
                 let merged = StoredSchedule { games, ..stored };
                 let text = serde_json::to_string_pretty(&merged).expect("serializes");
                 crate::mailbox::replace(dir, SCHEDULE_FILE, text.as_bytes())
@@ -332,7 +335,7 @@ pub fn check_schedule(
                 );
                 return Ok(merged);
             }
-            if let Some(diff) = first_difference(&stored, schedule) {
+            if let Some(diff) = first_difference(&stored, schedule).filter(|_| extended.is_none()) {
                 return Err(HarnessError::ScheduleChanged(format!(
                     "{} holds results of a different schedule ({diff}). The configuration changed \
                      since those games were played; mixing them would give a wrong crosstable. \

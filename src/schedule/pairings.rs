@@ -125,7 +125,8 @@ pub fn schedule(
 /// the same way (same number of games, rounds and openings, colours
 /// alternating alike). `None` otherwise (a player removed, or settings
 /// changed). The games of `old` keep their ids; games already played stay
-/// valid and only the new pairings are added.
+/// valid and only the new pairings are added. With no player added, the
+/// result is `old` itself (a schedule extended before, run again).
 pub fn with_added_players(
     old: &[ScheduledGame],
     new: &[ScheduledGame],
@@ -165,7 +166,7 @@ pub fn with_added_players(
             .collect()
     };
     let (was, now) = (players(old), players(new));
-    if old.is_empty() || !was.is_subset(&now) || was == now {
+    if old.is_empty() || !was.is_subset(&now) {
         return None;
     }
     let (old_shapes, new_shapes) = (shapes(old), shapes(new));
@@ -305,7 +306,8 @@ mod tests {
         assert_eq!(with_added_players(&old, &fewer), None);
         let more_games = schedule(&four, &round_robin(4), 4, &openings);
         assert_eq!(with_added_players(&old, &more_games), None);
-        assert_eq!(with_added_players(&old, &old), None);
+        assert_eq!(with_added_players(&old, &old), Some(old.clone()));
+        assert_eq!(with_added_players(&merged, &new), Some(merged.clone()));
     }
 
     #[test]

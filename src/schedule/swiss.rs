@@ -2,10 +2,10 @@
 //! rounds before.
 //!
 //! Owns the pairing rule: the bye (odd field) goes to the lowest-scored
-//! player who has not had one; then the highest unpaired player meets,
-//! within its score group, the player half a group below it (top half
-//! against bottom half), or the nearest in score when its group is used
-//! up; no pairing is ever played twice (backtracking finds another). The
+//! player who has not had one; then, among all pairings without a
+//! rematch, the one with the least sum of squared score differences, and
+//! among those the one closest to "the highest unpaired player meets the
+//! player half its score group below" (top half against bottom half). The
 //! rule is deterministic, so replaying it over the recorded rounds gives
 //! the same pairings again (resume). Pure: no I/O. Scoring is
 //! `rating::swiss`.
@@ -73,9 +73,9 @@ impl History {
     }
 }
 
-/// Search steps before a pairing is given up (far above what a field of a
-/// few dozen needs).
-const MAX_STEPS: usize = 2_000_000;
+/// Search steps before the best pairing found so far is taken (far above
+/// what a field of a few dozen needs to find a good one).
+const MAX_STEPS: usize = 200_000;
 
 /// Pairs the next round, or `None` when no pairing without a rematch (and
 /// without a second bye) exists.
@@ -88,15 +88,14 @@ pub fn pair_round(history: &History) -> Option<RoundPairing> {
             .total_cmp(&history.score[a])
             .then(a.cmp(&b))
     });
-    let mut steps = 0;
     if n.is_multiple_of(2) {
-        let pairs = search(history, &order, &mut Vec::new(), &mut steps)?;
+        let pairs = best_pairing(history, &order)?;
         return Some(RoundPairing { pairs, bye: None });
     }
     // The bye: lowest ranked first, among those without one.
     for &b in order.iter().rev().filter(|&&b| !history.had_bye(b)) {
         let rest: Vec<usize> = order.iter().copied().filter(|&x| x != b).collect();
-        if let Some(pairs) = search(history, &rest, &mut Vec::new(), &mut steps) {
+        if let Some(pairs) = best_pairing(history, &rest) {
             return Some(RoundPairing {
                 pairs,
                 bye: Some(b),
@@ -106,55 +105,73 @@ pub fn pair_round(history: &History) -> Option<RoundPairing> {
     None
 }
 
-/// Depth-first: the highest of `unpaired` (in ranking order) takes the
-/// best opponent still possible.
-fn search(
-    h: &History,
-    unpaired: &[usize],
-    acc: &mut Vec<(usize, usize)>,
-    steps: &mut usize,
-) -> Option<Vec<(usize, usize)>> {
-    let Some((&p, rest)) = unpaired.split_first() else {
-        return Some(acc.clone());
+/// The cost of a pairing: squared score differences (in half points)
+/// dominate; then how far each opponent sits from the ideal one (half a
+/// score group below).
+struct Search<'a> {
+    h: &'a History,
+    steps: usize,
+    best: Option<(u64, Vec<(usize, usize)>)>,
+}
+
+/// The pairing of `ranked` (in ranking order) of least cost, found by
+/// depth-first branch and bound, the most natural choices first.
+fn best_pairing(h: &History, ranked: &[usize]) -> Option<Vec<(usize, usize)>> {
+    let mut search = Search {
+        h,
+        steps: 0,
+        best: None,
     };
-    *steps += 1;
-    if *steps > MAX_STEPS {
-        return None;
-    }
-    // P's score group among the unpaired: P is its top; the ideal
-    // opponent sits half the group below.
-    let group: Vec<usize> = unpaired
-        .iter()
-        .copied()
-        .filter(|&x| h.score[x] == h.score[p])
-        .collect();
-    let ideal = group.len() / 2;
-    let mut candidates: Vec<(usize, f64, usize)> = rest
-        .iter()
-        .enumerate()
-        .filter(|&(_, &q)| !h.met(p, q))
-        .map(|(pos, &q)| {
-            let in_group = group.iter().position(|&x| x == q);
-            let distance = match in_group {
-                Some(i) => i.abs_diff(ideal),
-                None => pos,
-            };
-            (q, (h.score[p] - h.score[q]).abs(), distance)
-        })
-        .collect();
-    candidates.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)));
-    for (q, ..) in candidates {
-        let remaining: Vec<usize> = rest.iter().copied().filter(|&x| x != q).collect();
-        acc.push((p, q));
-        if let Some(found) = search(h, &remaining, acc, steps) {
-            return Some(found);
+    search.run(ranked, &mut Vec::new(), 0);
+    search.best.map(|(_, pairs)| pairs)
+}
+
+impl Search<'_> {
+    fn run(&mut self, unpaired: &[usize], acc: &mut Vec<(usize, usize)>, cost: u64) {
+        if self.best.as_ref().is_some_and(|(b, _)| cost >= *b) {
+            return;
         }
-        acc.pop();
-        if *steps > MAX_STEPS {
-            return None;
+        let Some((&p, rest)) = unpaired.split_first() else {
+            self.best = Some((cost, acc.clone()));
+            return;
+        };
+        self.steps += 1;
+        if self.steps > MAX_STEPS && self.best.is_some() {
+            return;
+        }
+        let h = self.h;
+        // P's score group among the unpaired: P is its top; the ideal
+        // opponent sits half the group below.
+        let group: Vec<usize> = unpaired
+            .iter()
+            .copied()
+            .filter(|&x| h.score[x] == h.score[p])
+            .collect();
+        let ideal = group.len() / 2;
+        let mut candidates: Vec<(usize, u64)> = rest
+            .iter()
+            .enumerate()
+            .filter(|&(_, &q)| !h.met(p, q))
+            .map(|(pos, &q)| {
+                let halves = ((h.score[p] - h.score[q]).abs() * 2.0).round() as u64;
+                let distance = match group.iter().position(|&x| x == q) {
+                    Some(i) => i.abs_diff(ideal),
+                    None => pos,
+                } as u64;
+                (q, halves * halves * 1000 + distance)
+            })
+            .collect();
+        candidates.sort_by_key(|c| c.1);
+        for (q, c) in candidates {
+            let remaining: Vec<usize> = rest.iter().copied().filter(|&x| x != q).collect();
+            acc.push((p, q));
+            self.run(&remaining, acc, cost + c);
+            acc.pop();
+            if self.steps > MAX_STEPS && self.best.is_some() {
+                return;
+            }
         }
     }
-    None
 }
 
 /// The games of Swiss round `round`: one colour-swapped pair per pairing,
