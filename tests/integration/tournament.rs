@@ -398,7 +398,7 @@ fn a_player_added_to_a_finished_round_robin_plays_only_its_own_pairings() {
 fn sprt_toml(first: &str, second: &str, limit: u32) -> String {
     toml(
         &[("first", first), ("second", second)],
-        &format!("\n[sprt]\nelo0 = 0\nelo1 = 50\nalpha = 0.05\nbeta = 0.05\n"),
+        "\n[sprt]\nelo0 = 0\nelo1 = 50\nalpha = 0.05\nbeta = 0.05\n",
     )
     .replace(
         "games-per-pairing = 2",
@@ -628,7 +628,7 @@ fn swiss_nine_players_five_rounds_pairs_by_score_and_resumes_mid_round() {
     child.wait().unwrap();
     let before = records(&s);
     assert!(
-        before.len() % 8 != 0 && before.len() < 40,
+        !before.len().is_multiple_of(8) && before.len() < 40,
         "killed mid-round ({} games)",
         before.len()
     );
