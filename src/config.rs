@@ -12,6 +12,7 @@ use toml::Spanned;
 
 use crate::mailbox::{validate_name, DEFAULT_STALE};
 use crate::player::{Launch, PlayerSpec, Restart, BUILTINS};
+use crate::rating::sprt::{Model, Sprt};
 use crate::referee::{Rules, TimeControl};
 
 /// The pairing format.
@@ -23,6 +24,8 @@ pub enum Format {
     RoundRobin,
     /// One player (the first, or `gauntlet-player`) against all others.
     Gauntlet,
+    /// `rounds` rounds, each pairing players of equal or nearest score.
+    Swiss,
 }
 
 #[derive(Debug, Deserialize)]
@@ -37,6 +40,28 @@ struct RawConfig {
     openings: RawOpenings,
     #[serde(default)]
     player: Vec<RawPlayer>,
+    sprt: Option<Spanned<RawSprt>>,
+}
+
+fn five_percent() -> Spanned<f64> {
+    Spanned::new(0..0, 0.05)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawSprt {
+    elo0: f64,
+    elo1: Spanned<f64>,
+    #[serde(default = "five_percent")]
+    alpha: Spanned<f64>,
+    #[serde(default = "five_percent")]
+    beta: Spanned<f64>,
+    #[serde(default = "normalized")]
+    model: Model,
+}
+
+fn normalized() -> Model {
+    Model::Normalized
 }
 
 fn default_board() -> Spanned<String> {
@@ -72,6 +97,8 @@ struct RawTournament {
     size: Spanned<u8>,
     #[serde(default)]
     stale_lock_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    rounds: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -152,6 +179,10 @@ pub struct Config {
     pub rules: Rules,
     pub openings: OpeningSource,
     pub players: Vec<PlayerSpec>,
+    /// `[sprt]`: stop a two-player event once H0 or H1 is accepted.
+    pub sprt: Option<Sprt>,
+    /// Swiss rounds (`format = "swiss"`); 0 otherwise.
+    pub rounds: u32,
 }
 
 /// A config error: where and what.
@@ -561,6 +592,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         },
     };
 
+    let rounds = event_shape(&src, t, &raw.sprt, players.len())?;
+    let sprt = raw.sprt.as_ref().map(|s| {
+        let r = s.get_ref();
+        Sprt {
+            elo0: r.elo0,
+            elo1: *r.elo1.get_ref(),
+            alpha: *r.alpha.get_ref(),
+            beta: *r.beta.get_ref(),
+            model: r.model,
+        }
+    });
+
     Ok(Config {
         path: path.to_path_buf(),
         board: dir.join(t.board.get_ref()),
@@ -581,7 +624,89 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         },
         openings,
         players,
+        sprt,
+        rounds,
     })
+}
+
+/// Checks `rounds` (Swiss only) and `[sprt]` (two players, sensible
+/// bounds); returns the Swiss rounds (0 for other formats).
+fn event_shape(
+    src: &Source<'_>,
+    t: &RawTournament,
+    sprt: &Option<Spanned<RawSprt>>,
+    players: usize,
+) -> Result<u32, ConfigError> {
+    let rounds = match (t.format, &t.rounds) {
+        (Format::Swiss, None) => {
+            return Err(src.missing(
+                "tournament.rounds",
+                "format = \"swiss\" needs `rounds = N` (the number of rounds)".into(),
+            ))
+        }
+        (Format::Swiss, Some(r)) => {
+            let n = *r.get_ref();
+            // Without rematches a player meets at most players − 1
+            // others, plus one bye in an odd field.
+            let max = if players.is_multiple_of(2) {
+                players - 1
+            } else {
+                players
+            };
+            if n == 0 || n as usize > max {
+                return Err(src.error_at(
+                    r.span(),
+                    Some("tournament.rounds"),
+                    format!("expected 1 to {max} rounds for {players} players (no pairing is played twice)"),
+                ));
+            }
+            let g = &t.games_per_pairing;
+            if g.span().end != 0 && *g.get_ref() != 2 {
+                return Err(src.error_at(
+                    g.span(),
+                    Some("tournament.games-per-pairing"),
+                    "a Swiss pairing is always one game pair (2 games, colours swapped); remove this key or set it to 2".into(),
+                ));
+            }
+            n
+        }
+        (_, Some(r)) => {
+            return Err(src.error_at(
+                r.span(),
+                Some("tournament.rounds"),
+                "only used with format = \"swiss\"".into(),
+            ))
+        }
+        (_, None) => 0,
+    };
+    if let Some(s) = sprt {
+        let r = s.get_ref();
+        if players != 2 || t.format == Format::Swiss {
+            return Err(src.error_at(
+                s.span(),
+                Some("sprt"),
+                format!("an SPRT compares two players in a round robin; found {players} players"),
+            ));
+        }
+        if r.elo1.get_ref().partial_cmp(&r.elo0) != Some(std::cmp::Ordering::Greater) {
+            return Err(src.error_at(
+                r.elo1.span(),
+                Some("sprt.elo1"),
+                format!("expected elo1 greater than elo0 ({})", r.elo0),
+            ));
+        }
+        for (key, v) in [("sprt.alpha", &r.alpha), ("sprt.beta", &r.beta)] {
+            let x = *v.get_ref();
+            if !(x > 0.0 && x < 0.5) {
+                return Err(src.error_at(
+                    v.span(),
+                    Some(key),
+                    format!("expected a probability between 0 and 0.5, found {x}"),
+                ));
+            }
+        }
+    }
+    Ok(rounds)
 }
 
 impl Config {
@@ -670,11 +795,11 @@ mod tests {
                 "expected 4, 6 or 8",
             ),
             (
-                "[tournament]\nname = \"t\"\nformat = \"swiss\"\n",
+                "[tournament]\nname = \"t\"\nformat = \"knockout\"\n",
                 3,
                 10,
                 "tournament.format",
-                "expected `round-robin` or `gauntlet`",
+                "expected one of `round-robin`, `gauntlet`, `swiss`",
             ),
         ];
         for (text, line, col, key, msg) in table {

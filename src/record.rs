@@ -204,6 +204,9 @@ pub struct GameRecord {
     pub finished: String,
     /// Total thinking time of each side, milliseconds.
     pub time_ms: DiscCount,
+    /// The Swiss round the game belongs to (Swiss events only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swiss_round: Option<u32>,
 }
 
 impl GameRecord {

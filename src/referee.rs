@@ -638,6 +638,7 @@ impl Game<'_> {
                 black: self.time_used[0] as u32,
                 white: self.time_used[1] as u32,
             },
+            swiss_round: None,
         })
     }
 }

@@ -21,11 +21,19 @@ pub const GAMES_FILE: &str = "games.jsonl";
 pub const SCHEDULE_FILE: &str = "schedule.json";
 
 /// What is stored next to the results to recognise the schedule.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StoredSchedule {
     pub tournament: String,
     pub size: u8,
+    /// For a Swiss event: the first round (the later ones follow from the
+    /// results).
     pub games: Vec<ScheduledGame>,
+    /// The rounds of a Swiss event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swiss_rounds: Option<u32>,
+    /// The SPRT of a two-player event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<crate::rating::sprt::Sprt>,
 }
 
 /// Append-only store of finished games.
@@ -76,6 +84,8 @@ struct Summary {
     started: String,
     finished: String,
     time_ms: crate::record::DiscCount,
+    #[serde(default)]
+    swiss_round: Option<u32>,
 }
 
 /// Like [`read_records`], but each record comes without its moves and
@@ -99,6 +109,7 @@ pub fn read_summaries(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
             started: s.started,
             finished: s.finished,
             time_ms: s.time_ms,
+            swiss_round: s.swiss_round,
         })
     })
 }
@@ -278,16 +289,53 @@ fn complete_prefix_len(file: &mut File) -> io::Result<u64> {
     Ok(0)
 }
 
+/// The schedule stored in results folder `dir`, if any.
+pub fn stored_schedule(dir: &Path) -> Result<Option<StoredSchedule>, HarnessError> {
+    let path = dir.join(SCHEDULE_FILE);
+    match fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| HarnessError::Config(format!("{}: unreadable: {e}", path.display()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unwritable(&path, e)),
+    }
+}
+
 /// Records the schedule of a new results folder, or checks that an
-/// existing one has the same; a different one stops the run.
-pub fn check_schedule(dir: &Path, schedule: &StoredSchedule) -> Result<(), HarnessError> {
+/// existing one has the same; a different one stops the run, except that
+/// players may be added (see [`crate::schedule::with_added_players`]).
+/// Returns the schedule to play.
+pub fn check_schedule(
+    dir: &Path,
+    schedule: &StoredSchedule,
+) -> Result<StoredSchedule, HarnessError> {
     let path = dir.join(SCHEDULE_FILE);
     match fs::read_to_string(&path) {
         Ok(text) => {
             let stored: StoredSchedule = serde_json::from_str(&text).map_err(|e| {
                 HarnessError::Config(format!("{}: unreadable: {e}", path.display()))
             })?;
-            if let Some(diff) = first_difference(&stored, schedule) {
+            let same_settings = stored.size == schedule.size
+                && stored.sprt == schedule.sprt
+                && stored.swiss_rounds.is_none()
+                && schedule.swiss_rounds.is_none();
+            let extended = crate::schedule::with_added_players(&stored.games, &schedule.games)
+                .filter(|_| same_settings);
+            let added = extended
+                .as_ref()
+                .is_some_and(|g| g.len() > stored.games.len());
+            if let (true, Some(games)) = (added, extended.clone()) {
+                let merged = StoredSchedule { games, ..stored };
+                let text = serde_json::to_string_pretty(&merged).expect("serializes");
+                crate::mailbox::replace(dir, SCHEDULE_FILE, text.as_bytes())
+                    .map_err(|e| unwritable(&path, e))?;
+                tracing::info!(
+                    "players added: {} new games (only the new players' pairings)",
+                    merged.games.len() - stored.games.len()
+                );
+                return Ok(merged);
+            }
+            if let Some(diff) = first_difference(&stored, schedule).filter(|_| extended.is_none()) {
                 return Err(HarnessError::ScheduleChanged(format!(
                     "{} holds results of a different schedule ({diff}). The configuration changed \
                      since those games were played; mixing them would give a wrong crosstable. \
@@ -296,13 +344,14 @@ pub fn check_schedule(dir: &Path, schedule: &StoredSchedule) -> Result<(), Harne
                     dir.display()
                 )));
             }
-            Ok(())
+            Ok(stored)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let text = serde_json::to_string_pretty(schedule).expect("serializes");
             fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
             crate::mailbox::replace(dir, SCHEDULE_FILE, text.as_bytes())
-                .map_err(|e| unwritable(&path, e))
+                .map_err(|e| unwritable(&path, e))?;
+            Ok(schedule.clone())
         }
         Err(e) => Err(unwritable(&path, e)),
     }
@@ -311,6 +360,15 @@ pub fn check_schedule(dir: &Path, schedule: &StoredSchedule) -> Result<(), Harne
 fn first_difference(old: &StoredSchedule, new: &StoredSchedule) -> Option<String> {
     if old.size != new.size {
         return Some(format!("board size {} then, {} now", old.size, new.size));
+    }
+    if old.swiss_rounds != new.swiss_rounds {
+        return Some(format!(
+            "Swiss rounds {:?} then, {:?} now",
+            old.swiss_rounds, new.swiss_rounds
+        ));
+    }
+    if old.sprt != new.sprt {
+        return Some("different [sprt] settings".into());
     }
     if old.games.len() != new.games.len() {
         let was: std::collections::BTreeSet<&str> = old
@@ -379,6 +437,7 @@ mod tests {
             started: String::new(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         }
     }
 
@@ -476,6 +535,8 @@ mod tests {
             tournament: "t".into(),
             size: 8,
             games: vec![game("r1.a.b")],
+            swiss_rounds: None,
+            sprt: None,
         };
         check_schedule(dir.path(), &s1).unwrap();
         check_schedule(dir.path(), &s1).unwrap();

@@ -21,7 +21,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         .as_ref()
         .map(|c| c.players.iter().map(|p| p.name.clone()).collect())
         .unwrap_or_default();
-    let table = crosstable(&records, &players);
+    let mut table = crosstable(&records, &players);
+    if let Some(test) = crate::results::stored_schedule(&results)?.and_then(|s| s.sprt) {
+        table = table.with_sprt(test);
+    }
     let title = tournament_name(&results, config.as_ref());
     let mut generated = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     if let Some(st) = crate::sandbox::Statement::read(&results) {

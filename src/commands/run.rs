@@ -1,7 +1,9 @@
 //! `tournament run`: the whole tournament of a tournament.toml, resumable,
 //! with live progress and the crosstable at the end.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,9 +13,12 @@ use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
 use crate::mailbox::{BoardLock, LockError, LockOptions};
 use crate::player::{become_subreaper, PlayerSpec};
+use crate::rating::pairstats::pentanomial;
+use crate::rating::sprt::Decision;
+use crate::record::GameRecord;
 use crate::referee::GameSpec;
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
-use crate::results::{check_schedule, ResultStore, StoredSchedule};
+use crate::results::{check_schedule, ResultStore, StoredSchedule, DONE_DIR};
 use crate::schedule::{self, run_games, PoolSetup, ScheduledGame};
 
 use super::crosstable::{parse_format, render_results};
@@ -85,6 +90,17 @@ fn announce_sandbox(config: &Config) -> Result<(), HarnessError> {
     Ok(())
 }
 
+/// The ids of the games marked done in results folder `results`.
+fn done_markers(results: &Path) -> Vec<String> {
+    std::fs::read_dir(results.join(DONE_DIR))
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let format = parse_format(&args.format)?;
     let mut config = config::load(&args.config).map_err(|e| HarnessError::Config(e.to_string()))?;
@@ -99,11 +115,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         .map_err(|e| HarnessError::Config(e.to_string()))?;
     preflight(&mut config, args.strict)?;
     announce_sandbox(&config)?;
-    let games = schedule::build(&config);
+    let swiss = config.format == Format::Swiss;
+    let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
     let stored = StoredSchedule {
         tournament: config.name.clone(),
         size: config.size,
-        games: games.clone(),
+        games: schedule::build(&config),
+        swiss_rounds: swiss.then_some(config.rounds),
+        sprt: config.sprt,
     };
 
     become_subreaper();
@@ -121,15 +140,27 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         LockError::BadBoard(why) => HarnessError::Config(why),
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
-    check_schedule(&config.results, &stored)?;
-    let ids: Vec<String> = games.iter().map(|g| g.id.clone()).collect();
+    let games = check_schedule(&config.results, &stored)?.games;
+    // A Swiss event's games are known round by round: every game marked
+    // done must be seen.
+    let ids: Vec<String> = if swiss {
+        done_markers(&config.results)
+    } else {
+        games.iter().map(|g| g.id.clone()).collect()
+    };
     let (mut store, done) = ResultStore::open(&config.results, &ids)?;
     let statement = crate::sandbox::Statement::of(&config.players, crate::sandbox::protections());
     if let Err(e) = statement.record(&config.results) {
         tracing::warn!("cannot write {}: {e}", crate::sandbox::STATEMENT_FILE);
     }
-    let finished: std::collections::HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
-    if let Some(stray) = done.iter().find(|r| !games.iter().any(|g| g.id == r.id)) {
+    let stray = done.iter().find(|r| {
+        if swiss {
+            !r.swiss_round.is_some_and(|n| n >= 1 && n <= config.rounds)
+        } else {
+            !games.iter().any(|g| g.id == r.id)
+        }
+    });
+    if let Some(stray) = stray {
         return Err(HarnessError::ScheduleChanged(format!(
             "{} holds game {} which is not in this schedule",
             store.path().display(),
@@ -137,21 +168,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    let pending: Vec<ScheduledGame> = games
-        .iter()
-        .filter(|g| !finished.contains(g.id.as_str()))
-        .cloned()
-        .collect();
     crate::mailbox::sweep_temp_files(lock.board());
     // Live files of games a stopped run left unfinished: those games are
     // played again from the start.
     let _ = std::fs::remove_dir_all(crate::report::live::live_dir(&config.results));
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
+    // A Swiss round plays ⌊n/2⌋ pairings of two games.
+    let total = if swiss {
+        config.rounds as usize * (names.len() / 2) * 2
+    } else {
+        games.len()
+    };
     tracing::info!(
         "{}: {} players, {} games ({} already played), {} at a time, board {}",
         config.name,
         config.players.len(),
-        games.len(),
+        total,
         done.len(),
         config.concurrency,
         lock.board().display()
@@ -171,7 +203,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         time: cfg.time,
         rules: cfg.rules,
     };
-    let progress = Arc::new(Progress::new(games.len() as u64, &done));
+    let progress = Arc::new(Progress::new(total as u64, &done));
     crate::logging::set_progress_bar(Some(progress.bar().clone()));
     struct Shared(Arc<Progress>);
     impl EventSink for Shared {
@@ -184,8 +216,28 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Box::new(LiveFiles::new(&config.results)),
         Box::new(Shared(Arc::clone(&progress))) as Box<dyn EventSink>,
     ]);
-    let total = games.len();
     let mut count = done.len();
+    let mut records = done;
+    let sprt_line = |records: &[GameRecord]| -> Option<(String, Decision)> {
+        let test = config.sprt?;
+        let penta = pentanomial(records, &names[0], &names[1]);
+        let llr = test.llr(&penta);
+        Some((
+            format!(
+                "LLR {llr:.2} ({:.2}, {:.2}) [{}, {}]",
+                test.lower(),
+                test.upper(),
+                test.elo0,
+                test.elo1
+            ),
+            test.decide(llr),
+        ))
+    };
+    let decided = AtomicBool::new(false);
+    if let Some((line, decision)) = sprt_line(&records) {
+        progress.set_note(line);
+        decided.store(decision != Decision::Continue, Ordering::SeqCst);
+    }
     let setup = PoolSetup {
         board: lock.board(),
         concurrency: config.concurrency,
@@ -194,37 +246,98 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         lock: Some(&lock),
         sink: &sink,
         stop: crate::interrupt::stop_requested(),
+        decided: Some(&decided),
     };
-    let outcome = run_games(pending, &setup, &mut |record| {
-        // A referee that lost the board records nothing more: the new
-        // holder plays this game again.
-        lock.ensure_held().map_err(HarnessError::LockLost)?;
-        let writing = crate::interrupt::recording();
-        store.append(&record)?;
-        drop(writing);
-        // games.jsonl is the record; the GGF copy is a convenience that
-        // `export` can always regenerate.
-        if let Err(e) = crate::report::ggf::write_game_file(&config.results, &record) {
-            tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
+    let openings = schedule::openings(&config);
+    let mut left = 0;
+    let mut outcome = Ok(());
+    let batches = if swiss { config.rounds } else { 1 };
+    for round in 1..=batches {
+        let batch = if swiss {
+            let played = crate::rating::swiss::rounds(&records);
+            let pairings = schedule::swiss::replay(&names, &played, round)
+                .map_err(HarnessError::ScheduleChanged)?;
+            let opening = &openings[(round as usize - 1) % openings.len()];
+            let pairing = pairings.last().expect("round >= 1");
+            if let Some(b) = pairing.bye {
+                tracing::info!("Swiss round {round}: bye for {}", names[b]);
+            }
+            schedule::swiss::round_games(&names, pairing, round, opening)
+        } else {
+            games.clone()
+        };
+        let finished: HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
+        let pending: Vec<ScheduledGame> = batch
+            .into_iter()
+            .filter(|g| !finished.contains(g.id.as_str()))
+            .collect();
+        if decided.load(Ordering::SeqCst) {
+            left += pending.len();
+            break;
         }
-        count += 1;
-        tracing::info!("[{count}/{total}] {} · {}", result_line(&record), record.id);
-        Ok(())
-    });
+        let result = run_games(pending, &setup, &mut |mut record| {
+            // A referee that lost the board records nothing more: the new
+            // holder plays this game again.
+            lock.ensure_held().map_err(HarnessError::LockLost)?;
+            if swiss {
+                record.swiss_round = Some(round);
+            }
+            let writing = crate::interrupt::recording();
+            store.append(&record)?;
+            drop(writing);
+            // games.jsonl is the record; the GGF copy is a convenience that
+            // `export` can always regenerate.
+            if let Err(e) = crate::report::ggf::write_game_file(&config.results, &record) {
+                tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
+            }
+            count += 1;
+            records.push(record);
+            let record = records.last().expect("just pushed");
+            let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
+            if let Some((note, decision)) = sprt_line(&records) {
+                line.push_str(&format!(" · {note}"));
+                progress.set_note(note);
+                if decision != Decision::Continue {
+                    decided.store(true, Ordering::SeqCst);
+                }
+            }
+            tracing::info!("{line}");
+            Ok(())
+        });
+        match result {
+            Ok(n) => left += n,
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+        if left > 0 {
+            break;
+        }
+    }
     progress.finish();
     crate::logging::set_progress_bar(None);
     // The bots are gone: their leftovers (spare files) go too.
     crate::mailbox::sweep_temp_files(lock.board());
-    let left = outcome?;
+    outcome?;
     drop(lock);
 
-    let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
     print!("{}", render_results(&config.results, &names, format)?);
     println!(
         "results: {}  logs: {}",
         store.path().display(),
         config.results.join("logs").display()
     );
+    if let Some((line, decision)) = sprt_line(&records) {
+        if decision != Decision::Continue {
+            println!(
+                "SPRT: {} accepted after {} games · {line}",
+                decision.name(),
+                records.len()
+            );
+            return Ok(exit::OK);
+        }
+    }
     if left > 0 {
         eprintln!("stopped with {left} games left; run the same command again to resume");
         return Ok(exit::INTERRUPTED);

@@ -6,7 +6,10 @@
 //! `report::crosstable`).
 
 pub mod elo;
+pub mod pairstats;
+pub mod sprt;
 mod standings;
+pub mod swiss;
 
 use crate::record::GameRecord;
 
@@ -39,6 +42,19 @@ pub struct Standing {
     pub score_as_white: (f64, u32),
     /// Average own discs per game (`discs_wof`); 0 with no games.
     pub avg_discs: f64,
+    /// Mean disc margin per game (own minus opponent's, `discs_wof`) with
+    /// its 95 % interval; `None` with no games.
+    pub disc_margin: Option<pairstats::Interval>,
+    /// Swiss score and tie-breaks (Swiss events only).
+    pub swiss: Option<swiss::SwissScore>,
+}
+
+/// The SPRT of a two-player event, evaluated on its games.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SprtStatus {
+    pub test: sprt::Sprt,
+    pub llr: f64,
+    pub decision: sprt::Decision,
 }
 
 /// Standings and the score matrix of a set of games.
@@ -51,6 +67,29 @@ pub struct Crosstable {
     pub matrix: Vec<Vec<Option<(f64, u32)>>>,
     /// Games counted (records of a player against itself are skipped).
     pub games: usize,
+    /// Head-to-head statistics of every pairing that met, the first
+    /// player being the one listed first (in `players`, else in the
+    /// records).
+    pub pairings: Vec<pairstats::PairingStats>,
+    /// Pairs in which the first listed player scored 0, ½, 1, 1½, 2; for
+    /// a two-player event only.
+    pub pentanomial: Option<[u64; 5]>,
+    /// Set by [`Crosstable::with_sprt`].
+    pub sprt: Option<SprtStatus>,
+}
+
+impl Crosstable {
+    /// Adds the result of `test` over the first listed pair's pentanomial.
+    pub fn with_sprt(mut self, test: sprt::Sprt) -> Crosstable {
+        let penta = self.pentanomial.unwrap_or([0; 5]);
+        let llr = test.llr(&penta);
+        self.sprt = Some(SprtStatus {
+            test,
+            llr,
+            decision: test.decide(llr),
+        });
+        self
+    }
 }
 
 /// The crosstable of `records`. `players` are shown even without games
@@ -60,6 +99,8 @@ pub fn crosstable(records: &[GameRecord], players: &[String]) -> Crosstable {
     let t = standings::tally(records, players);
     let ratings = elo::fit(&t.pairs);
     let n = t.names.len();
+    let swiss_scores = swiss::scores(records, &t.names);
+    let swiss_of = |i: usize| swiss_scores.as_ref().map(|s| s[&t.names[i]].clone());
 
     let keys: Vec<standings::RankKey> = (0..n)
         .map(|i| standings::RankKey {
@@ -67,6 +108,7 @@ pub fn crosstable(records: &[GameRecord], players: &[String]) -> Crosstable {
             elo: ratings.elo[i],
             disc_diff: t.tallies[i].disc_diff,
             name: &t.names[i],
+            swiss: swiss_of(i).map_or([0.0; 3], |s| [s.score, s.buchholz, s.sonneborn_berger]),
         })
         .collect();
     let mut order: Vec<usize> = (0..n).collect();
@@ -98,6 +140,14 @@ pub fn crosstable(records: &[GameRecord], players: &[String]) -> Crosstable {
                 } else {
                     s.discs as f64 / f64::from(s.games)
                 },
+                disc_margin: pairstats::mean_interval(
+                    &records
+                        .iter()
+                        .filter(|r| r.black != r.white)
+                        .filter_map(|r| pairstats::disc_margin(r, &t.names[i]))
+                        .collect::<Vec<f64>>(),
+                ),
+                swiss: swiss_of(i),
             }
         })
         .collect();
@@ -113,10 +163,22 @@ pub fn crosstable(records: &[GameRecord], players: &[String]) -> Crosstable {
                 .collect()
         })
         .collect();
+    let mut pairings = Vec::new();
+    for i in 0..n {
+        for j in (i + 1)..n {
+            if t.pairs.games(i, j) > 0.0 {
+                pairings.push(pairstats::pairing_stats(records, &t.names[i], &t.names[j]));
+            }
+        }
+    }
+    let pentanomial = (n == 2).then(|| pairstats::pentanomial(records, &t.names[0], &t.names[1]));
     Crosstable {
         standings,
         matrix,
         games: t.games,
+        pairings,
+        pentanomial,
+        sprt: None,
     }
 }
 
@@ -151,6 +213,7 @@ pub(crate) mod tests {
             started: String::new(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         }
     }
 

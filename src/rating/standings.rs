@@ -113,7 +113,8 @@ pub(super) fn tally(records: &[GameRecord], players: &[String]) -> Tallies {
     }
 }
 
-/// The sort key of a player: points, then Elo, then disc difference (all
+/// The sort key of a player: in a Swiss event its score, Buchholz and
+/// Sonneborn-Berger first; then points, then Elo, then disc difference (all
 /// descending), then name. Elo is compared to a millionth of a point so
 /// that rounding noise between players with identical results cannot
 /// separate them.
@@ -123,6 +124,9 @@ pub(super) struct RankKey<'a> {
     pub elo: f64,
     pub disc_diff: i64,
     pub name: &'a str,
+    /// Swiss score, Buchholz, Sonneborn-Berger (zeros outside Swiss
+    /// events); compared before everything else.
+    pub swiss: [f64; 3],
 }
 
 impl RankKey<'_> {
@@ -132,15 +136,18 @@ impl RankKey<'_> {
 
     /// Equal in everything that decides a rank (the name does not).
     pub fn ties(&self, other: &RankKey) -> bool {
-        self.points == other.points
+        self.swiss == other.swiss
+            && self.points == other.points
             && self.elo_key() == other.elo_key()
             && self.disc_diff == other.disc_diff
     }
 
     pub fn cmp(&self, other: &RankKey) -> Ordering {
-        other
-            .points
-            .total_cmp(&self.points)
+        let swiss = (0..3).fold(Ordering::Equal, |o, k| {
+            o.then_with(|| other.swiss[k].total_cmp(&self.swiss[k]))
+        });
+        swiss
+            .then_with(|| other.points.total_cmp(&self.points))
             .then_with(|| other.elo_key().cmp(&self.elo_key()))
             .then_with(|| other.disc_diff.cmp(&self.disc_diff))
             .then_with(|| self.name.cmp(other.name))

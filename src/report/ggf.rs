@@ -239,6 +239,7 @@ mod tests {
             started: "2026-11-22T16:30:19.358Z".into(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         }
     }
 

@@ -268,6 +268,14 @@ pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Cros
     out.push_str("</section>\n<section id=\"players\"><h2>Players</h2>\n");
     players_html(&mut out, table, records);
     out.push_str("<p class=\"note\">As black / as white: points / games. Average discs with the empty squares given to the winner. Forfeits: games lost other than by a normal end.</p>\n</section>\n");
+    let details = crate::report::crosstable::details(table);
+    if !details.is_empty() {
+        out.push_str("<section id=\"statistics\"><h2>Statistics</h2>\n<ul class=\"statistics\">\n");
+        for d in details {
+            let _ = writeln!(out, "<li>{}</li>", escape(&d));
+        }
+        out.push_str("</ul>\n<p class=\"note\">Pairs: colour-swapped game pairs, counted by the first player's score 0, ½, 1, 1½, 2. Elo from pairs and disc margins with their 95 % intervals. LOS: likelihood of superiority.</p>\n</section>\n");
+    }
     out.push_str("<section id=\"games\"><h2>Games</h2>\n");
     if records.is_empty() {
         out.push_str("<p>No games yet.</p>\n");

@@ -1,5 +1,5 @@
 //! The progress of a tournament on the console: a bar (games done/total,
-//! running games, ETA, current leader) on a terminal; nothing extra
+//! running games, ETA, current leader, the SPRT's LLR) on a terminal; nothing extra
 //! otherwise (the runner's log lines say the same in plain text).
 
 use std::collections::HashMap;
@@ -20,6 +20,8 @@ pub struct Progress {
 struct State {
     running: u32,
     points: HashMap<String, f64>,
+    /// Said after the leader (the SPRT's LLR and bounds).
+    note: Option<String>,
 }
 
 impl State {
@@ -30,6 +32,13 @@ impl State {
     }
 
     fn message(&self) -> String {
+        match &self.note {
+            Some(note) => format!("{} · {note}", self.standing()),
+            None => self.standing(),
+        }
+    }
+
+    fn standing(&self) -> String {
         let leader = self
             .points
             .iter()
@@ -73,6 +82,13 @@ impl Progress {
 
     pub fn bar(&self) -> &ProgressBar {
         &self.bar
+    }
+
+    /// Shows `note` after the leader from now on.
+    pub fn set_note(&self, note: String) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.note = Some(note);
+        self.bar.set_message(s.message());
     }
 
     pub fn finish(&self) {

@@ -269,6 +269,7 @@ mod tests {
             started: "2025-03-04T05:06:07Z".into(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         }
     }
 

@@ -6,15 +6,34 @@
 
 mod pairings;
 mod pool;
+pub mod swiss;
 
 pub use pairings::{
-    check_openings, gauntlet, random_openings, round_robin, schedule, ScheduledGame,
+    check_openings, gauntlet, random_openings, round_robin, schedule, with_added_players,
+    ScheduledGame,
 };
 pub use pool::{last_instance_on, run_games, PoolSetup};
 
 use crate::config::{Config, Format, OpeningSource};
 
-/// The full schedule of a tournament definition.
+/// The openings a tournament definition plays: its file's, or as many
+/// random ones as its pairings (round robin, gauntlet) or rounds (Swiss)
+/// need.
+pub fn openings(config: &Config) -> Vec<String> {
+    let needed = match config.format {
+        Format::Swiss => config.rounds as usize,
+        _ => config.games_per_pairing.div_ceil(2) as usize,
+    };
+    match &config.openings {
+        OpeningSource::Random { plies, seed } => {
+            random_openings(config.size, *plies, *seed, needed)
+        }
+        OpeningSource::File { lines, .. } => lines.clone(),
+    }
+}
+
+/// The full schedule of a tournament definition; for a Swiss event, its
+/// first round (the later ones depend on the results).
 pub fn build(config: &Config) -> Vec<ScheduledGame> {
     let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
     let pairs = match config.format {
@@ -27,13 +46,12 @@ pub fn build(config: &Config) -> Vec<ScheduledGame> {
                 .unwrap_or(0);
             gauntlet(names.len(), champion)
         }
-    };
-    let needed = config.games_per_pairing.div_ceil(2) as usize;
-    let openings = match &config.openings {
-        OpeningSource::Random { plies, seed } => {
-            random_openings(config.size, *plies, *seed, needed)
+        Format::Swiss => {
+            let first = swiss::pair_round(&swiss::History::new(names.len()))
+                .expect("a first round always pairs");
+            let openings = openings(config);
+            return swiss::round_games(&names, &first, 1, &openings[0]);
         }
-        OpeningSource::File { lines, .. } => lines.clone(),
     };
-    schedule(&names, &pairs, config.games_per_pairing, &openings)
+    schedule(&names, &pairs, config.games_per_pairing, &openings(config))
 }

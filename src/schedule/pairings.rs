@@ -119,6 +119,77 @@ pub fn schedule(
     out
 }
 
+/// The games of `old` plus those of `new` that involve a player `old`
+/// does not have, when `new` only adds players to `old`: every player of
+/// `old` is still in `new`, and every pairing of `old` is played in `new`
+/// the same way (same number of games, rounds and openings, colours
+/// alternating alike). `None` otherwise (a player removed, or settings
+/// changed). The games of `old` keep their ids; games already played stay
+/// valid and only the new pairings are added. With no player added, the
+/// result is `old` itself (a schedule extended before, run again).
+pub fn with_added_players(
+    old: &[ScheduledGame],
+    new: &[ScheduledGame],
+) -> Option<Vec<ScheduledGame>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    type Shape = Vec<(u32, String, bool)>;
+    fn key(g: &ScheduledGame) -> (String, String) {
+        if g.black < g.white {
+            (g.black.clone(), g.white.clone())
+        } else {
+            (g.white.clone(), g.black.clone())
+        }
+    }
+    /// Per pairing: (round, opening, same first mover as its first game).
+    fn shapes(games: &[ScheduledGame]) -> BTreeMap<(String, String), Shape> {
+        let mut by_pair: BTreeMap<(String, String), Vec<&ScheduledGame>> = BTreeMap::new();
+        for g in games {
+            by_pair.entry(key(g)).or_default().push(g);
+        }
+        by_pair
+            .into_iter()
+            .map(|(k, mut gs)| {
+                gs.sort_by_key(|g| g.round);
+                let first = gs[0].black.clone();
+                let shape = gs
+                    .iter()
+                    .map(|g| (g.round, g.opening.clone(), g.black == first))
+                    .collect();
+                (k, shape)
+            })
+            .collect()
+    }
+    let players = |games: &[ScheduledGame]| -> BTreeSet<String> {
+        games
+            .iter()
+            .flat_map(|g| [g.black.clone(), g.white.clone()])
+            .collect()
+    };
+    let (was, now) = (players(old), players(new));
+    if old.is_empty() || !was.is_subset(&now) {
+        return None;
+    }
+    let (old_shapes, new_shapes) = (shapes(old), shapes(new));
+    for (pair, shape) in &old_shapes {
+        if new_shapes.get(pair) != Some(shape) {
+            return None;
+        }
+    }
+    let mut out = old.to_vec();
+    for g in new {
+        let (a, b) = key(g);
+        if old_shapes.contains_key(&(a.clone(), b.clone())) {
+            continue;
+        }
+        if was.contains(&a) && was.contains(&b) {
+            // A new pairing between old players: the format changed.
+            return None;
+        }
+        out.push(g.clone());
+    }
+    Some(out)
+}
+
 /// Checks every opening replays legally on `size`.
 pub fn check_openings(size: u8, openings: &[String]) -> Result<(), String> {
     for o in openings {
@@ -210,6 +281,33 @@ mod tests {
         assert_eq!(a, b);
         // Five players: p0 sits out the first circle round (paired with the bye).
         assert_eq!(a[0].id, "r01.p1.p4");
+    }
+
+    #[test]
+    fn added_players_keep_the_old_games_and_add_only_their_pairings() {
+        let openings = random_openings(8, 2, 3, 1);
+        let old = schedule(&names(3), &round_robin(3), 2, &openings);
+        let mut four = names(3);
+        four.insert(1, "new".into());
+        let new = schedule(&four, &round_robin(4), 2, &openings);
+        let merged = with_added_players(&old, &new).expect("only added");
+        assert_eq!(&merged[..old.len()], &old[..]);
+        assert_eq!(merged.len(), 12);
+        assert!(merged[old.len()..]
+            .iter()
+            .all(|g| g.black == "new" || g.white == "new"));
+        // Adding again from the merged schedule works the same way.
+        let mut five = four.clone();
+        five.push("newer".into());
+        let newer = schedule(&five, &round_robin(5), 2, &openings);
+        assert_eq!(with_added_players(&merged, &newer).unwrap().len(), 20);
+        // Removing a player, or changing games per pairing: refused.
+        let fewer = schedule(&names(2), &round_robin(2), 2, &openings);
+        assert_eq!(with_added_players(&old, &fewer), None);
+        let more_games = schedule(&four, &round_robin(4), 4, &openings);
+        assert_eq!(with_added_players(&old, &more_games), None);
+        assert_eq!(with_added_players(&old, &old), Some(old.clone()));
+        assert_eq!(with_added_players(&merged, &new), Some(merged.clone()));
     }
 
     #[test]

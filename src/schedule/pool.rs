@@ -34,6 +34,9 @@ pub struct PoolSetup<'a> {
     pub sink: &'a dyn EventSink,
     /// Set (by Ctrl-C) to start no further game.
     pub stop: &'a AtomicBool,
+    /// Set when the run has its answer (an SPRT crossed a bound): start
+    /// no further game either.
+    pub decided: Option<&'a AtomicBool>,
 }
 
 struct Job {
@@ -195,7 +198,11 @@ pub fn run_games(
         let mut failure: Option<HarnessError> = None;
         loop {
             // Start what can start.
-            while failure.is_none() && running < workers && !setup.stop.load(Ordering::SeqCst) {
+            while failure.is_none()
+                && running < workers
+                && !setup.stop.load(Ordering::SeqCst)
+                && !setup.decided.is_some_and(|d| d.load(Ordering::SeqCst))
+            {
                 let next = pending.iter().position(|g| {
                     ![&g.black, &g.white]
                         .iter()

@@ -327,9 +327,6 @@ fn config_errors_name_file_line_column_and_key() {
 #[test]
 fn a_changed_schedule_is_refused() {
     let s = Scratch::new();
-    let two = toml(&[("a", &builtin("random")), ("b", &builtin("greedy"))], "");
-    s.write("tournament.toml", &two);
-    assert!(s.cmd(&["run"]).output().unwrap().status.success());
     let three = toml(
         &[
             ("a", &builtin("random")),
@@ -339,12 +336,310 @@ fn a_changed_schedule_is_refused() {
         "",
     );
     s.write("tournament.toml", &three);
+    assert!(s.cmd(&["run"]).output().unwrap().status.success());
+    // A player removed.
+    let two = toml(&[("a", &builtin("random")), ("b", &builtin("greedy"))], "");
+    s.write("tournament.toml", &two);
     let out = s.cmd(&["run"]).output().unwrap();
     assert_eq!(out.status.code(), Some(5));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("different schedule"), "{err}");
-    assert!(err.contains("players then: a, b; now: a, b, c"), "{err}");
-    assert_eq!(records(&s).len(), 2, "nothing was mixed in");
+    assert!(err.contains("players then: a, b, c; now: a, b"), "{err}");
+    // A setting changed, even together with an added player.
+    let more = toml(
+        &[
+            ("a", &builtin("random")),
+            ("b", &builtin("greedy")),
+            ("c", &builtin("weighted")),
+            ("d", &builtin("random")),
+        ],
+        "",
+    )
+    .replace("games-per-pairing = 2", "games-per-pairing = 4");
+    s.write("tournament.toml", &more);
+    let out = s.cmd(&["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(records(&s).len(), 6, "nothing was mixed in");
+}
+
+#[test]
+fn a_player_added_to_a_finished_round_robin_plays_only_its_own_pairings() {
+    let s = Scratch::new();
+    let three = [
+        ("a", builtin("random")),
+        ("b", builtin("greedy")),
+        ("c", builtin("weighted")),
+    ];
+    let players = |list: &[(&str, String)]| -> String {
+        let refs: Vec<(&str, &str)> = list.iter().map(|(n, h)| (*n, h.as_str())).collect();
+        toml(&refs, "")
+    };
+    s.write("tournament.toml", &players(&three));
+    s.run_ok(&["run"], 120);
+    let before = records(&s);
+    assert_eq!(before.len(), 6);
+
+    let mut four = three.to_vec();
+    four.insert(1, ("late", builtin("random")));
+    s.write("tournament.toml", &players(&four));
+    let out = s.run_ok(&["run"], 120);
+    let after = records(&s);
+    assert_eq!(after.len(), 12, "3 new pairings x 2 games");
+    assert_eq!(&after[..6], &before[..], "old games kept as they were");
+    for r in &after[6..] {
+        assert!(r.black == "late" || r.white == "late", "{}", r.id);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("(6 already played)"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("late"), "{stdout}");
+    // Run again: nothing left to play, nothing refused.
+    s.run_ok(&["run"], 60);
+    assert_eq!(records(&s).len(), 12);
+}
+
+fn sprt_toml(first: &str, second: &str, limit: u32) -> String {
+    toml(
+        &[("first", first), ("second", second)],
+        "\n[sprt]\nelo0 = 0\nelo1 = 50\nalpha = 0.05\nbeta = 0.05\n",
+    )
+    .replace(
+        "games-per-pairing = 2",
+        &format!("games-per-pairing = {limit}"),
+    )
+    .replace("random-plies = 2", "random-plies = 4")
+}
+
+/// The crosstable's JSON of the results in `s`.
+fn table_json(s: &Scratch) -> serde_json::Value {
+    let out = s.run_ok(&["crosstable", "--format", "json"], 30);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn an_sprt_of_weighted_against_random_accepts_h1_long_before_its_limit() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &sprt_toml(&builtin("weighted"), &builtin("random"), 400),
+    );
+    let out = s.run_ok(&["run"], 300);
+    let played = records(&s).len();
+    assert!(played < 100, "stopped after {played} of 400 games");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("SPRT: H1 accepted"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("LLR "), "the LLR is shown live: {stderr}");
+    let t = table_json(&s);
+    assert_eq!(t["sprt"]["result"], "H1", "{t}");
+    assert_eq!(t["sprt"]["model"], "normalized");
+    let llr = t["sprt"]["llr"].as_f64().unwrap();
+    assert!(llr >= t["sprt"]["upper"].as_f64().unwrap(), "{t}");
+    assert!((t["sprt"]["upper"].as_f64().unwrap() - 2.94).abs() < 0.01);
+    assert!((t["sprt"]["lower"].as_f64().unwrap() + 2.94).abs() < 0.01);
+    let penta: Vec<u64> = t["pentanomial"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(penta.len(), 5);
+    let pairs: u64 = penta.iter().sum();
+    assert!(pairs * 2 <= played as u64 && pairs * 2 + 2 >= played as u64);
+    assert!(penta[4] > penta[0], "weighted scores more: {penta:?}");
+    // The text crosstable says it too; a second run plays nothing more.
+    let text = s.run_ok(&["crosstable"], 30);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("→ H1"));
+    s.run_ok(&["run"], 60);
+    assert_eq!(records(&s).len(), played);
+}
+
+#[test]
+fn an_sprt_between_two_copies_of_one_bot_does_not_accept_h1() {
+    let s = Scratch::new();
+    let copy = |seed: u32| format!("{}\nseed = {seed}", builtin("random"));
+    s.write("tournament.toml", &sprt_toml(&copy(11), &copy(12), 300));
+    s.run_ok(&["run"], 300);
+    let t = table_json(&s);
+    assert_ne!(t["sprt"]["result"], "H1", "{t}");
+    let llr = t["sprt"]["llr"].as_f64().unwrap();
+    assert!(llr < t["sprt"]["upper"].as_f64().unwrap(), "{t}");
+}
+
+fn swiss_toml() -> String {
+    let mut players = Vec::new();
+    for (k, b) in ["random", "greedy", "weighted"].iter().enumerate() {
+        for copy in 0..3 {
+            players.push((
+                format!("{b}{copy}"),
+                format!("{}\nseed = {}", builtin(b), 10 * k + copy),
+            ));
+        }
+    }
+    let refs: Vec<(&str, &str)> = players
+        .iter()
+        .map(|(n, h)| (n.as_str(), h.as_str()))
+        .collect();
+    toml(&refs, "format = \"swiss\"\nrounds = 5\n")
+        .replace("games-per-pairing = 2\n", "")
+        .replace("concurrency = 2", "concurrency = 1")
+}
+
+/// By brute force: the least sum of squared score differences over all
+/// pairings of `players` in which every pair may meet.
+fn least_squared_difference(
+    players: &[String],
+    score: &BTreeMap<String, f64>,
+    may_meet: &dyn Fn(&String, &String) -> bool,
+) -> f64 {
+    let Some((first, rest)) = players.split_first() else {
+        return 0.0;
+    };
+    let mut best = f64::INFINITY;
+    for (i, other) in rest.iter().enumerate() {
+        if !may_meet(first, other) {
+            continue;
+        }
+        let mut remaining = rest.to_vec();
+        remaining.remove(i);
+        let cost = (score[first] - score[other]).powi(2)
+            + least_squared_difference(&remaining, score, may_meet);
+        best = best.min(cost);
+    }
+    best
+}
+
+#[test]
+fn swiss_nine_players_five_rounds_pairs_by_score_and_resumes_mid_round() {
+    let reference = Scratch::new();
+    reference.write("tournament.toml", &swiss_toml());
+    reference.run_ok(&["run"], 300);
+    let recs = records(&reference);
+    assert_eq!(recs.len(), 40, "5 rounds x 4 pairings x 2 games");
+    let names: Vec<String> = ["random", "greedy", "weighted"]
+        .iter()
+        .flat_map(|b| (0..3).map(move |c| format!("{b}{c}")))
+        .collect();
+    let mut met = std::collections::HashSet::new();
+    let mut byes = Vec::new();
+    let mut score: BTreeMap<String, f64> = names.iter().map(|n| (n.clone(), 0.0)).collect();
+    for round in 1..=5u32 {
+        let games: Vec<&GameRecord> = recs
+            .iter()
+            .filter(|r| r.swiss_round == Some(round))
+            .collect();
+        assert_eq!(games.len(), 8, "round {round}");
+        // Pairings of the round: game points of each side.
+        let mut pairings: BTreeMap<(String, String), (f64, f64)> = BTreeMap::new();
+        for r in &games {
+            let (a, b) = if r.black < r.white {
+                (&r.black, &r.white)
+            } else {
+                (&r.white, &r.black)
+            };
+            let e = pairings.entry((a.clone(), b.clone())).or_default();
+            let a_black = &r.black == a;
+            let pts = r.result.points_for(tournament::game::Color::Black);
+            let (pa, pb) = if a_black {
+                (pts, 1.0 - pts)
+            } else {
+                (1.0 - pts, pts)
+            };
+            e.0 += pa;
+            e.1 += pb;
+        }
+        assert_eq!(pairings.len(), 4, "round {round}");
+        for (a, b) in pairings.keys() {
+            assert!(met.insert((a.clone(), b.clone())), "rematch {a}-{b}");
+            // Colours swapped within the pair.
+            let ab = games.iter().filter(|r| &r.black == a).count();
+            let ba = games.iter().filter(|r| &r.black == b).count();
+            assert_eq!((ab, ba), (1, 1), "{a}-{b} in round {round}");
+        }
+        let bye: Vec<&String> = names
+            .iter()
+            .filter(|n| !games.iter().any(|r| &&r.black == n || &&r.white == n))
+            .collect();
+        assert_eq!(bye.len(), 1, "round {round}");
+        assert!(!byes.contains(bye[0]), "second bye for {}", bye[0]);
+        // Pairings by score: no pairing of the others without a rematch
+        // has a smaller sum of squared score differences.
+        let others: Vec<String> = names.iter().filter(|n| *n != bye[0]).cloned().collect();
+        let played: f64 = pairings
+            .keys()
+            .map(|(a, b)| (score[a] - score[b]).powi(2))
+            .sum();
+        let unmet = |a: &String, b: &String| {
+            let key = if a < b {
+                (a.clone(), b.clone())
+            } else {
+                (b.clone(), a.clone())
+            };
+            !met.contains(&key) || pairings.contains_key(&key)
+        };
+        let best = least_squared_difference(&others, &score, &unmet);
+        assert_eq!(played, best, "round {round}: {pairings:?} with {score:?}");
+        byes.push(bye[0].clone());
+        *score.get_mut(bye[0]).unwrap() += 1.0;
+        for ((a, b), (pa, pb)) in &pairings {
+            let (ma, mb) = if pa > pb {
+                (1.0, 0.0)
+            } else if pa < pb {
+                (0.0, 1.0)
+            } else {
+                (0.5, 0.5)
+            };
+            *score.get_mut(a).unwrap() += ma;
+            *score.get_mut(b).unwrap() += mb;
+        }
+    }
+    // The crosstable ranks by Swiss score and shows the tie-breaks.
+    let t = table_json(&reference);
+    let standings = t["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), 9);
+    for row in standings {
+        let name = row["player"].as_str().unwrap();
+        assert_eq!(
+            row["swiss"]["score"].as_f64().unwrap(),
+            score[name],
+            "{row}"
+        );
+        assert!(row["swiss"]["buchholz"].as_f64().is_some());
+        assert!(row["swiss"]["sonneborn_berger"].as_f64().is_some());
+    }
+    let scores: Vec<f64> = standings
+        .iter()
+        .map(|r| r["swiss"]["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+
+    // Killed mid-round, then resumed: the same event.
+    let s = Scratch::new();
+    s.write("tournament.toml", &swiss_toml());
+    let mut child = Command::new(tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(120, || records(&s).len() >= 11),
+        "games were played"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = records(&s);
+    assert!(
+        !before.len().is_multiple_of(8) && before.len() < 40,
+        "killed mid-round ({} games)",
+        before.len()
+    );
+    s.run_ok(&["run"], 300);
+    let after = records(&s);
+    assert_eq!(after.len(), 40);
+    assert_eq!(&after[..before.len()], &before[..]);
+    assert_eq!(outcomes(&after), outcomes(&recs), "same pairings and games");
 }
 
 #[test]

@@ -1,12 +1,16 @@
 //! The crosstable as JSON:
 //! `{ "games": N, "standings": [...], "matrix": { name: { opponent:
-//! { "points", "games" } } } }`, players in rank order.
+//! { "points", "games" } } }, "pairings": [...], "pentanomial": [...],
+//! "sprt": {...} }`, players in rank order; the last three only where
+//! they apply (pairings that met; two-player events; an SPRT).
 //!
 //! Owns the JSON shape. Must not compute anything about the games.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::rating::{Crosstable, Standing};
+use crate::rating::pairstats::{Interval, PairingStats};
+use crate::rating::swiss::SwissScore;
+use crate::rating::{Crosstable, SprtStatus, Standing};
 
 #[derive(serde::Serialize)]
 struct Table<'a> {
@@ -14,6 +18,99 @@ struct Table<'a> {
     standings: Vec<Row<'a>>,
     /// Keyed by player, then by opponent; pairs that never met are absent.
     matrix: Matrix<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pairings: Vec<Pairing<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pentanomial: Option<[u64; 5]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sprt: Option<SprtJson>,
+}
+
+/// A mean and its 95 % interval, to a hundredth.
+#[derive(serde::Serialize)]
+struct Mean {
+    mean: f64,
+    /// Half-width of the 95 % interval; `null` when undetermined.
+    error: Option<f64>,
+}
+
+fn mean(i: &Option<Interval>) -> Option<Mean> {
+    i.map(|i| Mean {
+        mean: hundredths(i.mean),
+        error: i.error.map(hundredths),
+    })
+}
+
+#[derive(serde::Serialize)]
+struct Pairing<'a> {
+    first: &'a str,
+    second: &'a str,
+    games: u32,
+    pentanomial: [u64; 5],
+    draw_ratio: f64,
+    /// Of `first`, from the pairs.
+    elo: Option<Mean>,
+    los: Option<f64>,
+    /// Of `first`, per game.
+    disc_margin: Option<Mean>,
+}
+
+fn pairing(p: &PairingStats) -> Pairing<'_> {
+    Pairing {
+        first: &p.first,
+        second: &p.second,
+        games: p.games,
+        pentanomial: p.pentanomial,
+        draw_ratio: hundredths(p.draw_ratio * 100.0) / 100.0,
+        elo: mean(&p.elo),
+        los: p.los.map(|l| hundredths(l * 100.0) / 100.0),
+        disc_margin: mean(&p.disc_margin),
+    }
+}
+
+#[derive(serde::Serialize)]
+struct SprtJson {
+    elo0: f64,
+    elo1: f64,
+    alpha: f64,
+    beta: f64,
+    model: &'static str,
+    llr: f64,
+    lower: f64,
+    upper: f64,
+    /// `H0`, `H1` or `continue`.
+    result: &'static str,
+}
+
+fn sprt(s: &SprtStatus) -> SprtJson {
+    SprtJson {
+        elo0: s.test.elo0,
+        elo1: s.test.elo1,
+        alpha: s.test.alpha,
+        beta: s.test.beta,
+        model: s.test.model.name(),
+        llr: hundredths(s.llr),
+        lower: hundredths(s.test.lower()),
+        upper: hundredths(s.test.upper()),
+        result: s.decision.name(),
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Swiss {
+    score: f64,
+    buchholz: f64,
+    sonneborn_berger: f64,
+    byes: u32,
+}
+
+fn swiss(s: &SwissScore) -> Swiss {
+    Swiss {
+        score: s.score,
+        buchholz: s.buchholz,
+        sonneborn_berger: s.sonneborn_berger,
+        byes: s.byes,
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -34,6 +131,10 @@ struct Row<'a> {
     score_as_black: Score,
     score_as_white: Score,
     avg_discs: f64,
+    /// Mean disc margin per game with its 95 % interval.
+    disc_margin: Option<Mean>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    swiss: Option<Swiss>,
 }
 
 #[derive(serde::Serialize)]
@@ -97,6 +198,8 @@ fn row(s: &Standing) -> Row<'_> {
             games: s.score_as_white.1,
         },
         avg_discs: hundredths(s.avg_discs),
+        disc_margin: mean(&s.disc_margin),
+        swiss: s.swiss.as_ref().map(swiss),
     }
 }
 
@@ -106,6 +209,9 @@ pub(super) fn render(table: &Crosstable) -> String {
         games: table.games,
         standings: table.standings.iter().map(row).collect(),
         matrix: Matrix(table),
+        pairings: table.pairings.iter().map(pairing).collect(),
+        pentanomial: table.pentanomial,
+        sprt: table.sprt.as_ref().map(sprt),
     };
     let mut out = serde_json::to_string_pretty(&t).expect("a crosstable always serializes");
     out.push('\n');

@@ -1,6 +1,7 @@
 //! The crosstable as GitHub-flavoured markdown: a standings table, a blank
 //! line, then the score matrix as a second table whose columns are
-//! numbered by row.
+//! numbered by row, then the statistics (SPRT, pairings, disc margins,
+//! Swiss) as a list.
 //!
 //! Owns markdown layout and escaping. Must not compute anything about the
 //! games.
@@ -45,6 +46,15 @@ pub(super) fn render(table: &Crosstable) -> String {
         let mut cells = vec![(i + 1).to_string(), escape(&s.player)];
         cells.extend((0..n).map(|j| super::cell(table, i, j)));
         row(&mut out, cells);
+    }
+    let details = super::details(table);
+    if !details.is_empty() {
+        out.push('\n');
+        for d in details {
+            out.push_str("- ");
+            out.push_str(&escape(&d));
+            out.push('\n');
+        }
     }
     out
 }
@@ -107,8 +117,12 @@ mod tests {
     fn two_tables_with_a_row_per_player() {
         let t = sample();
         let md = render(&t);
-        let parts: Vec<&str> = md.split("\n\n").collect();
-        assert_eq!(parts.len(), 2, "{md}");
+        let all: Vec<&str> = md.split("\n\n").collect();
+        assert_eq!(all.len(), 3, "{md}");
+        // Then the statistics, as a list.
+        assert!(all[2].lines().all(|l| l.starts_with("- ")), "{md}");
+        assert!(all[2].contains("disc margin"), "{md}");
+        let parts = &all[..2];
         let n = t.standings.len();
         for (k, part) in parts.iter().enumerate() {
             let lines: Vec<&str> = part.lines().collect();

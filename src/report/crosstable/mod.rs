@@ -79,6 +79,76 @@ pub fn render(table: &Crosstable, format: TableFormat, color: bool) -> String {
     }
 }
 
+/// A mean with its 95 % interval: `+12.3 ± 4.5` (`± ?` when undetermined).
+pub(crate) fn interval(i: &crate::rating::pairstats::Interval) -> String {
+    match i.error {
+        Some(e) => format!("{:+.1} ± {e:.1}", i.mean),
+        None => format!("{:+.1} ± ?", i.mean),
+    }
+}
+
+/// The statistics below the tables, one line each (text, markdown and
+/// HTML show them): the SPRT, each pairing's pentanomial count, Elo from
+/// pairs, LOS, draw ratio and disc margin, each player's disc margin and,
+/// in a Swiss event, its score and tie-breaks.
+pub fn details(table: &Crosstable) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(s) = &table.sprt {
+        let t = &s.test;
+        out.push(format!(
+            "SPRT {} elo0 {} elo1 {} alpha {} beta {}: LLR {:.2} (lower {:.2}, upper {:.2}) → {}",
+            t.model.name(),
+            t.elo0,
+            t.elo1,
+            t.alpha,
+            t.beta,
+            s.llr,
+            t.lower(),
+            t.upper(),
+            s.decision.name()
+        ));
+    }
+    for p in &table.pairings {
+        let mut line = format!(
+            "{} vs {}: {} games, pairs 0/½/1/1½/2 {:?}, draws {:.1} %",
+            p.first,
+            p.second,
+            p.games,
+            p.pentanomial,
+            p.draw_ratio * 100.0
+        );
+        if let Some(e) = &p.elo {
+            line.push_str(&format!(", Elo {}", interval(e)));
+        }
+        if let Some(l) = p.los {
+            line.push_str(&format!(", LOS {:.1} %", l * 100.0));
+        }
+        if let Some(m) = &p.disc_margin {
+            line.push_str(&format!(", disc margin {}", interval(m)));
+        }
+        out.push(line);
+    }
+    for s in &table.standings {
+        let mut line = format!("{}:", s.player);
+        if let Some(m) = &s.disc_margin {
+            line.push_str(&format!(" disc margin per game {}", interval(m)));
+        }
+        if let Some(w) = &s.swiss {
+            line.push_str(&format!(
+                " Swiss score {} (Buchholz {}, Sonneborn-Berger {}, byes {})",
+                points(w.score),
+                points(w.buchholz),
+                points(w.sonneborn_berger),
+                w.byes
+            ));
+        }
+        if s.disc_margin.is_some() || s.swiss.is_some() {
+            out.push(line);
+        }
+    }
+    out
+}
+
 /// Points as `3`, `3.5`.
 pub(crate) fn points(p: f64) -> String {
     format!("{}", p + 0.0)

@@ -1,7 +1,8 @@
 //! The crosstable as aligned text for a terminal: one row per player with
 //! rank, name, points, games, W-D-L, disc difference and Elo ± error,
 //! followed by the score matrix, whose columns are numbered by row (the
-//! same numbers as the ranks unless players tie for a rank: `1, 1, 3`).
+//! same numbers as the ranks unless players tie for a rank: `1, 1, 3`),
+//! then the statistics lines (SPRT, pairings, disc margins, Swiss).
 //!
 //! Owns layout and (optional) ANSI colour. Must not compute anything about
 //! the games and never emits escape codes when colour is off.
@@ -111,6 +112,14 @@ pub(super) fn render(table: &Crosstable, color: bool) -> String {
         }));
         out.push('\n');
     }
+    let details = super::details(table);
+    if !details.is_empty() {
+        out.push('\n');
+        for d in details {
+            out.push_str(&d);
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -169,7 +178,7 @@ mod tests {
     fn columns_are_aligned() {
         let t = sample();
         let text = render(&t, false);
-        let lines: Vec<&str> = text.lines().collect();
+        let lines: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), 1 + t.standings.len());
         let width = lines[0].chars().count();
         for l in &lines {
@@ -211,6 +220,7 @@ mod tests {
             started: String::new(),
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
+            swiss_round: None,
         };
         // One draw: both 0.5/1, Elo 0, tied rank 1, by name.
         let t = crosstable(&[mk("bb", "a", Winner::Draw, (32, 32))], &[]);
@@ -219,7 +229,10 @@ mod tests {
         let expected = format!(
             "#  Player  Points  Games  W-D-L  Discs  {:>w$}      1      2\n\
              1  a          0.5      1  0-1-0      0  0 ± {e}      ·  0.5/1\n\
-             1  bb         0.5      1  0-1-0      0  0 ± {e}  0.5/1      ·\n",
+             1  bb         0.5      1  0-1-0      0  0 ± {e}  0.5/1      ·\n\n\
+             bb vs a: 1 games, pairs 0/½/1/1½/2 [0, 0, 0, 0, 0], draws 100.0 %, disc margin +0.0 ± ?\n\
+             a: disc margin per game +0.0 ± ?\n\
+             bb: disc margin per game +0.0 ± ?\n",
             "Elo",
         );
         assert_eq!(render(&t, false), expected);
