@@ -52,7 +52,16 @@ pub struct Instance {
     scratch: Option<Scratch>,
     /// The thread reading the process's stderr (done once it ended).
     stderr_reader: Option<std::thread::JoinHandle<()>>,
+    /// When the last message was written.
+    sent_at: Option<Instant>,
+    /// How long the bot could run since its folders were last measured.
+    ran_unmeasured: Duration,
 }
+
+/// A sandboxed bot's folders are measured after an answer once it has had
+/// this much time to write since the last look (a look costs a dozen
+/// system calls; a bot writes at most a few MiB per millisecond).
+const MEASURE_AFTER: Duration = Duration::from_millis(5);
 
 impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -86,6 +95,8 @@ impl Instance {
             warden: None,
             scratch: None,
             stderr_reader: None,
+            sent_at: None,
+            ran_unmeasured: Duration::ZERO,
         })
     }
 
@@ -229,6 +240,7 @@ impl Instance {
             user,
             pid_namespace: protections.pid_namespace.is_ok(),
             landlock: protections.landlock_abi.is_some(),
+            contain_group: protections.seccomp.is_ok(),
         };
         Ok((policy, scratch))
     }
@@ -293,10 +305,14 @@ impl Instance {
 
     /// Writes the next message to the bot; returns its seq.
     pub fn send(&mut self, text: &str) -> Result<u64, AnswerError> {
-        self.thaw();
         self.seq += 1;
         tracing::trace!(bot = %self.id, seq = self.seq, "→ {text}");
-        self.mailbox.send(self.seq, text)?;
+        self.sent_at = Some(Instant::now());
+        let sent = self.mailbox.send(self.seq, text);
+        // Let go once the message is there: the bot wakes once, to a
+        // message it can read (its clock started before the write).
+        self.thaw();
+        sent?;
         Ok(self.seq)
     }
 
@@ -311,7 +327,9 @@ impl Instance {
         };
         let mut answer = self.mailbox.wait_answer(self.seq, deadline, &mut exited);
         self.freeze();
-        if answer.is_ok() {
+        self.ran_unmeasured += self.sent_at.map_or(Duration::ZERO, |t| t.elapsed());
+        if answer.is_ok() && self.ran_unmeasured >= MEASURE_AFTER {
+            self.ran_unmeasured = Duration::ZERO;
             if let Some((_, why)) = self.limit_breach() {
                 answer = Err(AnswerError::Aborted(why));
             }

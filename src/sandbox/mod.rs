@@ -115,6 +115,9 @@ pub struct Policy {
     pub pid_namespace: bool,
     /// Apply Landlock.
     pub landlock: bool,
+    /// Keep the bot's processes in its process group (seccomp).
+    #[serde(default)]
+    pub contain_group: bool,
 }
 
 /// How the bot ended, as the warden saw it.
@@ -156,6 +159,8 @@ pub struct Protections {
     pub landlock_abi: Option<i32>,
     /// Whether a PID namespace could be made (why not, otherwise).
     pub pid_namespace: Result<(), String>,
+    /// Whether a seccomp filter can keep a bot in its process group.
+    pub seccomp: Result<(), String>,
     /// The referee runs as root (bots then get a user of their own).
     pub root: bool,
 }
@@ -193,9 +198,11 @@ impl Protections {
     /// Looks at the kernel and at who we are. Starts one short warden
     /// process to see whether namespaces can be made here.
     pub fn probe() -> Protections {
+        let (pid_namespace, seccomp) = probe_warden();
         Protections {
             landlock_abi: landlock_abi(),
-            pid_namespace: probe_pid_namespace(),
+            pid_namespace,
+            seccomp,
             root: is_root(),
         }
     }
@@ -212,6 +219,11 @@ impl Protections {
                 if abi < 4 { "; TCP is not restricted" } else { "" }
             )),
             Some(_) => {}
+        }
+        if let Err(why) = &self.seccomp {
+            out.push(format!(
+                "seccomp: {why}: a bot can leave its process group, and is then stopped between moves only through its PID namespace"
+            ));
         }
         if let Err(why) = &self.pid_namespace {
             out.push(format!(
@@ -262,26 +274,37 @@ pub fn is_root() -> bool {
     false
 }
 
-fn probe_pid_namespace() -> Result<(), String> {
+/// Asks a warden (`--probe`) whether this machine lets it make a PID
+/// namespace and install a seccomp filter: each `Ok`, or why not.
+fn probe_warden() -> (Result<(), String>, Result<(), String>) {
     if !cfg!(target_os = "linux") {
-        return Err("not Linux".into());
+        return (Err("not Linux".into()), Err("not Linux".into()));
     }
-    let exe = warden_program().map_err(|e| format!("cannot find own binary: {e}"))?;
-    let out = Command::new(exe)
-        .args([WARDEN_ARG, "--probe"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot start the probe: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        Err(if why.is_empty() {
-            format!("the probe failed ({})", out.status)
+    let out = warden_program()
+        .map_err(|e| format!("cannot find own binary: {e}"))
+        .and_then(|exe| {
+            Command::new(exe)
+                .args([WARDEN_ARG, "--probe"])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot start the probe: {e}"))
+        });
+    let text = match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Err(e) => return (Err(e.clone()), Err(e)),
+    };
+    let answer = |what: &str| -> Result<(), String> {
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix(what).map(str::trim))
+            .ok_or_else(|| "the probe did not say".to_string())?;
+        if line == "ok" {
+            Ok(())
         } else {
-            why
-        })
-    }
+            Err(line.to_string())
+        }
+    };
+    (answer("pidns "), answer("seccomp "))
 }
 
 /// Finds a user's (uid, gid) by name.
@@ -326,6 +349,9 @@ pub struct Warden {
     leader: Option<u32>,
     /// The bot's own process group, once found below the warden.
     bot_group: Option<i32>,
+    /// The bot cannot leave its group (seccomp): signalling the group is
+    /// enough, without the warden's sweep of the namespace.
+    contained: bool,
 }
 
 impl Warden {
@@ -338,21 +364,24 @@ impl Warden {
     /// warden that is gone is not an error: the bot's end is seen elsewhere.
     pub fn freeze(&mut self) {
         if !self.ponder && !self.frozen {
-            self.signal_bot_group(SIGSTOP);
-            self.frozen = self.ctl.write_all(b"S").is_ok();
+            let direct = self.signal_bot_group(SIGSTOP);
+            self.frozen = (direct && self.contained) || self.ctl.write_all(b"S").is_ok();
         }
     }
 
     /// Lets the bot run again.
     pub fn thaw(&mut self) {
         if self.frozen {
-            let _ = self.ctl.write_all(b"C");
+            if !(self.contained && self.bot_group.is_some()) {
+                let _ = self.ctl.write_all(b"C");
+            }
             self.signal_bot_group(SIGCONT);
             self.frozen = false;
         }
     }
 
-    fn signal_bot_group(&mut self, sig: i32) {
+    /// Signals the bot's own group; false if it could not be found.
+    fn signal_bot_group(&mut self, sig: i32) -> bool {
         #[cfg(unix)]
         {
             if self.bot_group.is_none() {
@@ -361,13 +390,15 @@ impl Warden {
             if let Some(g) = self.bot_group {
                 // SAFETY: killpg to the bot's group, which the warden made
                 // and which lives as long as the bot (a gone one errors).
-                unsafe {
-                    libc::killpg(g, sig);
-                }
+                return unsafe { libc::killpg(g, sig) } == 0;
             }
+            false
         }
         #[cfg(not(unix))]
-        let _ = sig;
+        {
+            let _ = sig;
+            false
+        }
     }
 }
 
@@ -469,6 +500,7 @@ pub fn wrap(program: &str, args: &[String], policy: &Policy, ponder: bool) -> io
             frozen: false,
             leader: None,
             bot_group: None,
+            contained: policy.contain_group,
         },
         report: rep_r,
         child_ends: (ctl_r, rep_w),

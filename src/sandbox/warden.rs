@@ -88,15 +88,56 @@ mod linux {
         Some((policy, args[2..].to_vec()))
     }
 
-    /// Exits 0 if a namespace can be made here, 1 with the reason.
+    /// Prints what this machine allows: `pidns ok` or `pidns WHY`, then
+    /// `seccomp ok` or `seccomp WHY`. Exits 0.
     fn probe() -> i32 {
         match enter_namespaces() {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("{e}");
-                1
-            }
+            Ok(()) => println!("pidns ok"),
+            Err(e) => println!("pidns {e}"),
         }
+        let applied = group_filter().and_then(|prog| {
+            // SAFETY: prctl with a flag; this probe process ends right after.
+            unsafe {
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            }
+            seccompiler::apply_filter(&prog).map_err(|e| e.to_string())
+        });
+        match applied {
+            Ok(()) => println!("seccomp ok"),
+            Err(e) => println!("seccomp {e}"),
+        }
+        0
+    }
+
+    /// A seccomp filter that refuses `setsid` and `setpgid` (EPERM): the
+    /// bot and everything it starts stay in the process group the referee
+    /// stops and continues. Other architectures' calls (32-bit ones on a
+    /// 64-bit kernel) end the process.
+    fn group_filter() -> Result<seccompiler::BpfProgram, String> {
+        use seccompiler::{SeccompAction, SeccompFilter, TargetArch};
+        let arch = if cfg!(target_arch = "x86_64") {
+            TargetArch::x86_64
+        } else if cfg!(target_arch = "aarch64") {
+            TargetArch::aarch64
+        } else if cfg!(target_arch = "riscv64") {
+            TargetArch::riscv64
+        } else {
+            return Err("no seccomp filter for this architecture".into());
+        };
+        let mut calls = vec![libc::SYS_setsid, libc::SYS_setpgid];
+        if cfg!(target_arch = "x86_64") {
+            // The x32 numbers of the same calls.
+            calls.extend(calls.clone().iter().map(|n| n | 0x4000_0000));
+        }
+        let rules = calls.into_iter().map(|n| (n, vec![])).collect();
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EPERM as u32),
+            arch,
+        )
+        .map_err(|e| e.to_string())?;
+        seccompiler::BpfProgram::try_from(filter).map_err(|e| e.to_string())
     }
 
     fn enter_namespaces() -> io::Result<()> {
@@ -239,6 +280,17 @@ mod linux {
         } else {
             None
         };
+        let group = if policy.contain_group {
+            match group_filter() {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    report(&format!("warn no seccomp filter: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let limits = (
             policy.memory_mb.saturating_mul(1 << 20),
             policy.disk_mb.saturating_mul(1 << 20),
@@ -280,6 +332,9 @@ mod linux {
                 if let Some(r) = rules.take() {
                     r.restrict_self().map_err(io::Error::other)?;
                 }
+                if let Some(prog) = &group {
+                    seccompiler::apply_filter(prog).map_err(io::Error::other)?;
+                }
                 Ok(())
             });
         }
@@ -302,6 +357,12 @@ mod linux {
         // SAFETY: signal set manipulation and signalfd on our own process.
         unsafe {
             libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            // No SIGCHLD when the bot is stopped or continued (twice a
+            // move): only when something ends.
+            let mut chld: libc::sigaction = std::mem::zeroed();
+            chld.sa_sigaction = libc::SIG_DFL;
+            chld.sa_flags = libc::SA_NOCLDSTOP;
+            libc::sigaction(libc::SIGCHLD, &chld, std::ptr::null_mut());
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
             libc::sigaddset(&mut set, libc::SIGTERM);

@@ -384,7 +384,7 @@ fn a_referee_killed_9_leaves_no_bot_process() {
     let started = crate::fixture::wait_until(60, || {
         log_lines(&root)
             .iter()
-            .filter(|l| l.contains("setsid child: done"))
+            .filter(|l| l.contains("child started"))
             .count()
             >= 40
     });
