@@ -7,7 +7,7 @@ use crate::cli::CrosstableArgs;
 use crate::error::{exit, HarnessError};
 use crate::rating::crosstable;
 use crate::report::crosstable::{render, TableFormat};
-use crate::results::{read_summaries, GAMES_FILE};
+use crate::results::read_results;
 
 use super::export::games_file;
 use super::players::{optional_config, results_dir};
@@ -28,7 +28,7 @@ pub fn render_results(
     players: &[String],
     format: TableFormat,
 ) -> anyhow::Result<String> {
-    let records = read_summaries(&results.join(GAMES_FILE))?;
+    let records = read_results(results, false)?;
     let table = crosstable(&records, players);
     Ok(render(&table, format, stdout_color()))
 }

@@ -11,11 +11,17 @@ use crate::rating::crosstable;
 use crate::report::{ggf, html};
 
 use super::export::{load_records, tournament_name};
+use super::output::Protected;
 use super::players::{optional_config, results_dir};
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
     let results = results_dir(args.results.as_deref(), config.as_ref());
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| results.join("report.html"));
+    Protected::new(&results, config.as_ref()).check_file(&output, "the report")?;
     let records = load_records(&results)?;
     let players: Vec<String> = config
         .as_ref()
@@ -25,10 +31,6 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let title = tournament_name(&results, config.as_ref());
     let generated = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let page = html::render(&title, &generated, &records, &table);
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| results.join("report.html"));
     ggf::write_atomically(&output, page.as_bytes())
         .map_err(|e| HarnessError::results_unwritable(&output, e))?;
     println!("{}", output.display());

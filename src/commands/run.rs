@@ -72,6 +72,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         games: games.clone(),
     };
 
+    super::output::check_results_folder(&config)?;
     become_subreaper();
     crate::interrupt::finish_then_stop();
     let lock = BoardLock::acquire(
@@ -86,18 +87,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         e @ LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
+    crate::results::create_folder(&config.results)?;
+    let _results_lock = crate::results::lock(
+        &config.results,
+        &LockOptions {
+            stale: Duration::from_millis(config.stale_lock_ms),
+            flock: true,
+            command: format!(
+                "tournament run ({}), board {}",
+                config.name,
+                lock.board().display()
+            ),
+        },
+    )?;
     check_schedule(&config.results, &stored)?;
-    let ids: Vec<String> = games.iter().map(|g| g.id.clone()).collect();
-    let (mut store, done) = ResultStore::open(&config.results, &ids)?;
+    let (mut store, done) = ResultStore::open(&config.results, &stored)?;
     let finished: std::collections::HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
-    if let Some(stray) = done.iter().find(|r| !games.iter().any(|g| g.id == r.id)) {
-        return Err(HarnessError::ScheduleChanged(format!(
-            "{} holds game {} which is not in this schedule",
-            store.path().display(),
-            stray.id
-        ))
-        .into());
-    }
     let pending: Vec<ScheduledGame> = games
         .iter()
         .filter(|g| !finished.contains(g.id.as_str()))
@@ -105,8 +110,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         .collect();
     crate::mailbox::sweep_temp_files(lock.board());
     // Live files of games a stopped run left unfinished: those games are
-    // played again from the start.
-    let _ = std::fs::remove_dir_all(crate::report::live::live_dir(&config.results));
+    // played again from the start. Only a referee's own live files go.
+    crate::report::live::remove_stale(&config.results, &games);
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
     tracing::info!(
         "{}: {} players, {} games ({} already played), {} at a time, board {}",
