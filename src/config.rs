@@ -576,16 +576,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
                 if l.is_empty() || l.starts_with('#') {
                     continue;
                 }
-                crate::game::replay_transcript(crate::game::Position::start(size), l).map_err(
-                    |e| ConfigError {
-                        file: file.clone(),
-                        line: n + 1,
-                        column: 1,
-                        key: "opening".into(),
-                        message: format!("{e}"),
-                        source_line: line.to_string(),
-                    },
-                )?;
+                crate::schedule::check_opening(size, l).map_err(|message| ConfigError {
+                    file: file.clone(),
+                    line: n + 1,
+                    column: 1,
+                    key: "opening".into(),
+                    message,
+                    source_line: line.to_string(),
+                })?;
                 lines.push(l.to_string());
             }
             if lines.is_empty() {

@@ -23,6 +23,7 @@ use std::time::Instant;
 pub use client::BotMailbox;
 pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN};
 pub use files::{is_symlink, read_limited, replace, replace_message, MessageFile, ReadOutcome};
+pub use lock::{hostname, read_owner};
 pub use lock::{may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE};
 pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};

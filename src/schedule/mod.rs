@@ -8,7 +8,7 @@ mod pairings;
 mod pool;
 
 pub use pairings::{
-    check_openings, gauntlet, random_openings, round_robin, schedule, ScheduledGame,
+    check_opening, check_openings, gauntlet, random_openings, round_robin, schedule, ScheduledGame,
 };
 pub use pool::{last_instance_on, run_games, PoolSetup};
 
