@@ -110,8 +110,10 @@ pub fn read_summaries(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
 }
 
 /// The records of the results folder `dir` (whole, or as summaries),
-/// refused if any belongs to another schedule than the folder's own
-/// `schedule.json` (when there is one).
+/// refused if one has the id of a game of the folder's `schedule.json`
+/// (when there is one) but is another game (other size, players, round or
+/// opening). Games with ids the schedule does not have (`play --json`
+/// records gathered by hand) are read as they are; `run` refuses them.
 pub fn read_results(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessError> {
     let path = dir.join(GAMES_FILE);
     let scanned = if whole {
@@ -120,7 +122,7 @@ pub fn read_results(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessE
         scan(&path, parse_summary)?
     };
     if let Some(stored) = read_schedule(dir)? {
-        check_records(&path, &scanned.records, &stored)?;
+        check_records(&path, &scanned.records, &stored, false)?;
     }
     Ok(unnumbered(scanned))
 }
@@ -254,17 +256,20 @@ fn scan(
     Ok(Scanned { records, cut })
 }
 
-/// Refuses records that are not games of `stored`: an id it does not
-/// have, or one it has with other players, round, size or opening.
+/// Refuses records that are not games of `stored`: one with an id it has
+/// but other players, round, size or opening, and (`all_ids`) one with an
+/// id it does not have.
 fn check_records(
     path: &Path,
     records: &[(usize, GameRecord)],
     stored: &StoredSchedule,
+    all_ids: bool,
 ) -> Result<(), HarnessError> {
     let games: std::collections::HashMap<&str, &ScheduledGame> =
         stored.games.iter().map(|g| (g.id.as_str(), g)).collect();
     for (n, r) in records {
         let why = match games.get(r.id.as_str()) {
+            None if !all_ids => continue,
             None => "this schedule has no such game".to_string(),
             Some(_) if r.size != stored.size => {
                 format!(
@@ -371,7 +376,7 @@ impl ResultStore {
             );
             std::thread::sleep(Duration::from_secs(1));
         };
-        check_records(&path, &scanned.records, stored)?;
+        check_records(&path, &scanned.records, stored, true)?;
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -833,8 +838,13 @@ mod tests {
         fs::write(&path, line(&rec("zz"))).unwrap();
         let e = ResultStore::open(dir.path(), &ids).unwrap_err();
         assert!(e.to_string().contains("no such game"), "{e}");
-        // What other commands read is checked against schedule.json.
+        // What other commands read is checked against schedule.json: an
+        // id of the schedule must be that game; other ids are read.
         check_schedule(dir.path(), &ids).unwrap();
+        assert_eq!(read_results(dir.path(), false).unwrap().len(), 1);
+        let mut other = rec("g1");
+        other.size = 6;
+        fs::write(&path, line(&other)).unwrap();
         let e = read_results(dir.path(), false).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::exit::SCHEDULE_CHANGED);
         // An id that would be a path is no game id.
