@@ -142,6 +142,7 @@ pub struct CrosstableArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// The game id to follow (default: the most recently started running game).
+    #[arg(value_parser = parse_game_id)]
     pub game: Option<String>,
     /// The results folder (default: tournament.toml's, else ./results).
     #[arg(long)]
@@ -149,7 +150,8 @@ pub struct WatchArgs {
     /// The tournament file (default: ./tournament.toml if it exists).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Give up if no game is running after this many seconds.
+    /// Give up if no game is running after this many seconds, or if the
+    /// referee's heartbeat stops this long while following a game.
     #[arg(long, default_value_t = 10)]
     pub wait_secs: u64,
 }
@@ -167,10 +169,10 @@ pub struct PlayArgs {
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u8>,
     /// Milliseconds per move (default: tournament.toml's, else 5000).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub move_ms: Option<u64>,
     /// Milliseconds from NEW to READY (default: tournament.toml's, else 10000).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub startup_ms: Option<u64>,
     /// Moves to play before the bots take over, as a transcript (f5d6c3).
     #[arg(long, default_value = "")]
@@ -195,7 +197,7 @@ pub struct PlayArgs {
     #[arg(long)]
     pub ask_pass: bool,
     /// A board lock unchanged this long is stale (milliseconds).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub stale_lock_ms: Option<u64>,
     /// Run spawned bots without their sandbox (see SECURITY.md): for
     /// debugging a bot that needs to write outside its mailbox.
@@ -245,6 +247,11 @@ pub struct PerftArgs {
     /// Board size: 4, 6 or 8.
     #[arg(long, default_value_t = 8, value_parser = parse_size)]
     pub size: u8,
+}
+
+/// Accepts a game id (never a path).
+pub fn parse_game_id(text: &str) -> Result<String, String> {
+    crate::results::check_game_id(text).map(|()| text.to_string())
 }
 
 /// Accepts 4, 6 or 8.

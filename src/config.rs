@@ -267,6 +267,84 @@ fn key_at(src: &str, offset: usize) -> String {
     }
 }
 
+/// The outermost array, inline table or string still open at byte `end`
+/// of `text` (a small scan of TOML's brackets, quotes and comments), with
+/// what it is.
+fn unclosed_before(text: &str, end: usize) -> Option<(usize, &'static str)> {
+    let bytes = text.as_bytes();
+    let end = end.min(bytes.len());
+    let mut open: Vec<(usize, u8)> = Vec::new();
+    let mut after_equals = false;
+    let mut i = 0;
+    while i < end {
+        let b = bytes[i];
+        match b {
+            b'#' => {
+                while i < end && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' | b'\'' => {
+                let start = i;
+                let triple = bytes[i..].starts_with(if b == b'"' { b"\"\"\"" } else { b"'''" });
+                i += if triple { 3 } else { 1 };
+                loop {
+                    if i >= end {
+                        let what = if triple {
+                            "a multi-line string"
+                        } else {
+                            "a string"
+                        };
+                        return Some(
+                            open.first()
+                                .map_or((start, what), |&(o, c)| (o, bracket(c))),
+                        );
+                    }
+                    let c = bytes[i];
+                    if c == b'\\' && b == b'"' {
+                        i += 2;
+                        continue;
+                    }
+                    if !triple && c == b'\n' {
+                        break;
+                    }
+                    if c == b && (!triple || bytes[i..].starts_with(&[b, b, b])) {
+                        i += if triple { 3 } else { 1 };
+                        break;
+                    }
+                    i += 1;
+                }
+                after_equals = false;
+                continue;
+            }
+            b'[' | b'{' if !open.is_empty() || after_equals => open.push((i, b)),
+            b']' | b'}' if !open.is_empty() => {
+                open.pop();
+            }
+            b'=' => {
+                after_equals = true;
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        if !b.is_ascii_whitespace() {
+            after_equals = false;
+        }
+        i += 1;
+    }
+    open.first().map(|&(o, c)| (o, bracket(c)))
+}
+
+fn bracket(c: u8) -> &'static str {
+    if c == b'[' {
+        "the array `[`"
+    } else {
+        "the inline table `{`"
+    }
+}
+
 struct Source<'a> {
     path: &'a Path,
     text: &'a str,
@@ -315,13 +393,15 @@ impl Source<'_> {
 
 /// Reads and checks `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        key: String::new(),
-        message: format!("cannot read it: {e}"),
-        source_line: String::new(),
+    let text = crate::input_file::read_text(path, crate::input_file::MAX_TEXT).map_err(|e| {
+        ConfigError {
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            key: String::new(),
+            message: format!("cannot read it: {e}"),
+            source_line: String::new(),
+        }
     })?;
     parse(path, &text)
 }
@@ -330,9 +410,21 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     let src = Source { path, text };
     let raw: RawConfig = toml::from_str(text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        let key = key_at(text, span.start);
+        let mut span = e.span().unwrap_or(0..0);
         let mut message = e.message().to_string();
+        // A bracket or string left open is noticed lines later, where the
+        // parser gives up: the error belongs where it was opened.
+        if let Some((open, what)) = unclosed_before(text, span.start) {
+            if line_col(text, open).0 < line_col(text, span.start).0 {
+                message = format!(
+                    "{what} opened here is never closed (the parser stopped at line {}: {})",
+                    line_col(text, span.start).0,
+                    message.trim()
+                );
+                span = open..open + 1;
+            }
+        }
+        let key = key_at(text, span.start);
         if key.ends_with("command") && message.contains("expected a sequence") {
             message.push_str(" (write the program and its arguments as a list, e.g. [\"ruby\", \"bots/ruby/greedy.rb\"])");
         }
@@ -537,29 +629,28 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         }
         (_, Some(f)) => {
             let file = dir.join(f.get_ref());
-            let content = std::fs::read_to_string(&file).map_err(|e| {
-                src.error_at(
-                    f.span(),
-                    Some("openings.file"),
-                    format!("cannot read {}: {e}", file.display()),
-                )
-            })?;
+            let content = crate::input_file::read_text(&file, crate::input_file::MAX_TEXT)
+                .map_err(|e| {
+                    src.error_at(
+                        f.span(),
+                        Some("openings.file"),
+                        format!("cannot read {}: {e}", file.display()),
+                    )
+                })?;
             let mut lines = Vec::new();
             for (n, line) in content.lines().enumerate() {
                 let l = line.trim();
                 if l.is_empty() || l.starts_with('#') {
                     continue;
                 }
-                crate::game::replay_transcript(crate::game::Position::start(size), l).map_err(
-                    |e| ConfigError {
-                        file: file.clone(),
-                        line: n + 1,
-                        column: 1,
-                        key: "opening".into(),
-                        message: format!("{e}"),
-                        source_line: line.to_string(),
-                    },
-                )?;
+                crate::schedule::check_opening(size, l).map_err(|message| ConfigError {
+                    file: file.clone(),
+                    line: n + 1,
+                    column: 1,
+                    key: "opening".into(),
+                    message,
+                    source_line: line.to_string(),
+                })?;
                 lines.push(l.to_string());
             }
             if lines.is_empty() {
@@ -809,6 +900,30 @@ mod tests {
             assert!(e.message.contains(msg), "{e}");
             assert!(e.to_string().starts_with("t.toml:"), "{e}");
         }
+    }
+
+    #[test]
+    fn an_unclosed_bracket_is_reported_where_it_opens() {
+        // Line 8 opens an array that never closes; the parser notices later.
+        let text = BASE.replace("\"random\"\n\n", "\"random\"\n\nfoo = [\n");
+        assert_eq!(text.lines().nth(7), Some("foo = ["));
+        let e = err(&text);
+        assert_eq!((e.line, e.column), (8, 7), "{e}");
+        assert_eq!(e.key, "player[1].foo", "{e}");
+        assert!(e.message.contains("never closed"), "{e}");
+        // The same for an inline table and a string; a bracket closed on a
+        // later line is no error, nor one inside a string or a comment.
+        let e = err("[tournament]\nname = \"t\"\nx = { a = 1,\n\n\ny = 2\n");
+        assert_eq!(e.line, 3, "{e}");
+        let e = err("[tournament]\nname = \"\"\"t\n\n\n");
+        assert_eq!(e.line, 2, "{e}");
+        let ok = BASE.replace(
+            "name = \"t\"",
+            "name = \"t [\" # a [ comment\nconcurrency = [\n2]",
+        );
+        let e = err(&ok);
+        assert!(e.message.contains("expected u32"), "{e}");
+        assert_eq!(e.line, 3, "{e}");
     }
 
     #[test]

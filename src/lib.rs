@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod event;
 pub mod game;
+pub mod input_file;
 pub mod interrupt;
 pub mod logging;
 pub mod mailbox;

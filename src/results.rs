@@ -7,7 +7,7 @@
 //! about how games are played.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -48,15 +48,19 @@ pub struct ResultStore {
 pub const DONE_DIR: &str = "done";
 /// How long a resume waits for a drive to show what it caches.
 pub const STALE_VIEW_WAIT: Duration = Duration::from_secs(45);
+/// Where cut last lines of games.jsonl are set aside (appended).
+pub const CUT_FILE: &str = "games.cut.jsonl";
 
 fn unwritable(path: &Path, error: io::Error) -> HarnessError {
     HarnessError::results_unwritable(path, error)
 }
 
-/// Reads every complete record of a games file. A final line without its
-/// newline (a write cut short) is not a record. Errors name file and line.
+/// Reads every record of a games file (see [`scan`] for what is skipped).
+/// Errors name file and line.
 pub fn read_records(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
-    read_lines(path, |line| serde_json::from_str::<GameRecord>(line))
+    Ok(unnumbered(scan(path, |line| {
+        serde_json::from_str::<GameRecord>(line)
+    })?))
 }
 
 /// A record as read for standings: everything but the moves and the
@@ -88,141 +92,333 @@ struct Summary {
     swiss_round: Option<u32>,
 }
 
-/// Like [`read_records`], but each record comes without its moves and
-/// transcript: what crosstables need, read about twice as fast.
-pub fn read_summaries(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
-    read_lines(path, |line| {
-        serde_json::from_str::<Summary>(line).map(|s| GameRecord {
-            id: s.id,
-            round: s.round,
-            black: s.black,
-            white: s.white,
-            size: s.size,
-            opening: s.opening,
-            moves: Vec::new(),
-            result: s.result,
-            reason: s.reason,
-            forfeit: s.forfeit,
-            discs: s.discs,
-            discs_wof: s.discs_wof,
-            transcript: String::new(),
-            started: s.started,
-            finished: s.finished,
-            time_ms: s.time_ms,
-            swiss_round: s.swiss_round,
-        })
+fn parse_summary(line: &str) -> serde_json::Result<GameRecord> {
+    serde_json::from_str::<Summary>(line).map(|s| GameRecord {
+        id: s.id,
+        round: s.round,
+        black: s.black,
+        white: s.white,
+        size: s.size,
+        opening: s.opening,
+        moves: Vec::new(),
+        result: s.result,
+        reason: s.reason,
+        forfeit: s.forfeit,
+        discs: s.discs,
+        discs_wof: s.discs_wof,
+        transcript: String::new(),
+        started: s.started,
+        finished: s.finished,
+        time_ms: s.time_ms,
+        swiss_round: s.swiss_round,
     })
 }
 
-fn read_lines(
+/// Like [`read_records`], but each record comes without its moves and
+/// transcript: what crosstables need, read about twice as fast.
+pub fn read_summaries(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
+    Ok(unnumbered(scan(path, parse_summary)?))
+}
+
+/// The records of the results folder `dir` (whole, or as summaries),
+/// refused if one has the id of a game of the folder's `schedule.json`
+/// (when there is one) but is another game (other size, players, round or
+/// opening). Games with ids the schedule does not have (`play --json`
+/// records gathered by hand) are read as they are; `run` refuses them.
+pub fn read_results(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessError> {
+    let path = dir.join(GAMES_FILE);
+    let scanned = if whole {
+        scan(&path, |line| serde_json::from_str::<GameRecord>(line))?
+    } else {
+        scan(&path, parse_summary)?
+    };
+    if let Some(stored) = read_schedule(dir)? {
+        check_records(&path, &scanned.records, &stored, false)?;
+    }
+    Ok(unnumbered(scanned))
+}
+
+/// The longest line read from a games file (a record is a few KB).
+const MAX_RECORD_LINE: u64 = 4 * 1024 * 1024;
+
+/// A game id as the schedule makes them (`r1.alice.bob`): letters, digits,
+/// `.`, `-` and `_`, not starting with a dot, at most 200 characters. Ids
+/// become file names (`done/<id>`, `live/<id>.jsonl`, `logs/<id>.log`).
+pub fn check_game_id(id: &str) -> Result<(), String> {
+    if id.is_empty()
+        || id.len() > 200
+        || id.starts_with('.')
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    {
+        return Err(format!(
+            "`{id}` is not a game id (letters, digits, `.`, `-` and `_`, not starting with a dot, like r01.alice.bob)"
+        ));
+    }
+    Ok(())
+}
+
+/// What [`scan`] found: the records with their line numbers, and a cut
+/// last line if there is one.
+struct Scanned {
+    records: Vec<(usize, GameRecord)>,
+    cut: Option<Cut>,
+}
+
+/// A last line that is not a whole record: where it starts.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    line: usize,
+    offset: u64,
+}
+
+fn unnumbered(scanned: Scanned) -> Vec<GameRecord> {
+    scanned.records.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Reads a games file: one record per line. A second record of the same
+/// id is skipped with a warning naming both lines (the first is kept). A
+/// last line that is not a whole record (no newline, or not JSON: a write
+/// cut short, a cut copy) is not a record: a warning says so, and
+/// [`ResultStore::open`] sets it aside. Any other bad line, or an id that
+/// is not a game id, is an error naming file and line. Only a regular file
+/// is read (a FIFO or a device is refused at once).
+fn scan(
     path: &Path,
     parse: impl Fn(&str) -> serde_json::Result<GameRecord>,
-) -> Result<Vec<GameRecord>, HarnessError> {
-    let file = match File::open(path) {
+) -> Result<Scanned, HarnessError> {
+    let file = match crate::input_file::open_regular(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(unwritable(path, e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(Scanned {
+                records: vec![],
+                cut: None,
+            })
+        }
+        Err(e) => {
+            return Err(HarnessError::Config(format!(
+                "{}: cannot read it: {e}",
+                path.display()
+            )))
+        }
     };
-    let mut out = Vec::new();
+    let bad =
+        |n: usize, what: String| HarnessError::Config(format!("{}:{n}: {what}", path.display()));
+    let mut records = Vec::new();
+    let mut first_line: std::collections::HashMap<String, usize> = Default::default();
     let mut reader = BufReader::new(file);
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut n = 0;
+    let mut offset = 0u64;
+    let mut cut = None;
     loop {
         line.clear();
-        let read = reader
-            .read_line(&mut line)
+        let read = (&mut reader)
+            .take(MAX_RECORD_LINE + 1)
+            .read_until(b'\n', &mut line)
             .map_err(|e| unwritable(path, e))?;
-        if read == 0 || !line.ends_with('\n') {
+        if read == 0 {
             break;
         }
         n += 1;
-        if line.trim().is_empty() {
-            continue;
+        let at_end = reader
+            .fill_buf()
+            .map_err(|e| unwritable(path, e))?
+            .is_empty();
+        let whole = line.ends_with(b"\n");
+        if !whole && !at_end {
+            return Err(bad(
+                n,
+                format!("a line longer than {MAX_RECORD_LINE} bytes is not a game record"),
+            ));
         }
-        let rec: GameRecord = parse(&line).map_err(|e| {
-            HarnessError::Config(format!("{}:{n}: not a game record: {e}", path.display()))
-        })?;
-        out.push(rec);
+        let text = String::from_utf8_lossy(&line);
+        let parsed = if text.trim().is_empty() {
+            None
+        } else {
+            Some(parse(&text))
+        };
+        match parsed {
+            None if whole => {}
+            Some(Ok(rec)) if whole => {
+                check_game_id(&rec.id).map_err(|m| bad(n, m))?;
+                if let Some(first) = first_line.get(&rec.id) {
+                    tracing::warn!(
+                        "{}:{n}: game {} again (first recorded at line {first}); the first is kept, this line is not counted",
+                        path.display(),
+                        rec.id
+                    );
+                } else {
+                    first_line.insert(rec.id.clone(), n);
+                    records.push((n, rec));
+                }
+            }
+            Some(Err(e)) if !at_end => {
+                return Err(bad(n, format!("not a game record: {e}")));
+            }
+            _ => {
+                cut = Some(Cut { line: n, offset });
+                break;
+            }
+        }
+        offset += read as u64;
     }
-    Ok(out)
+    Ok(Scanned { records, cut })
+}
+
+/// Refuses records that are not games of `stored`: one with an id it has
+/// but other players, round, size or opening, and (`all_ids`) one with an
+/// id it does not have.
+/// The games that may be marked done: the schedule's, or for a Swiss
+/// event (whose games are made round by round) every marker there is.
+fn expected_ids(done_dir: &Path, stored: &StoredSchedule) -> Vec<String> {
+    if stored.swiss_rounds.is_none() {
+        return stored.games.iter().map(|g| g.id.clone()).collect();
+    }
+    fs::read_dir(done_dir)
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|id| check_game_id(id).is_ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn check_records(
+    path: &Path,
+    records: &[(usize, GameRecord)],
+    stored: &StoredSchedule,
+    all_ids: bool,
+) -> Result<(), HarnessError> {
+    // A Swiss schedule lists no games ahead: `run` checks their rounds.
+    let all_ids = all_ids && stored.swiss_rounds.is_none();
+    let games: std::collections::HashMap<&str, &ScheduledGame> =
+        stored.games.iter().map(|g| (g.id.as_str(), g)).collect();
+    for (n, r) in records {
+        let why = match games.get(r.id.as_str()) {
+            None if !all_ids => continue,
+            None => "this schedule has no such game".to_string(),
+            Some(_) if r.size != stored.size => {
+                format!(
+                    "it was played on {}x{}, this schedule's board is {}x{}",
+                    r.size, r.size, stored.size, stored.size
+                )
+            }
+            Some(g) if (g.round, &g.black, &g.white) != (r.round, &r.black, &r.white) => format!(
+                "it is round {} {} vs {}; this schedule has round {} {} vs {}",
+                r.round, r.black, r.white, g.round, g.black, g.white
+            ),
+            Some(g) if g.opening != r.opening => format!(
+                "its opening is `{}`; this schedule's is `{}`",
+                r.opening, g.opening
+            ),
+            Some(_) => continue,
+        };
+        return Err(HarnessError::ScheduleChanged(format!(
+            "{}:{n}: game {} is not a game of the tournament `{}` ({}): {why}. It comes from another \
+             tournament; move it out of this file, or use another results folder",
+            path.display(),
+            r.id,
+            stored.tournament,
+            path.with_file_name(SCHEDULE_FILE).display()
+        )));
+    }
+    Ok(())
 }
 
 impl ResultStore {
     /// Opens (creating) `dir/games.jsonl` for appending and returns the
-    /// records already there.
+    /// records already there, all of them games of `stored` (anything
+    /// else stops the run: exit 5, naming the line).
     ///
     /// Every finished game also has a marker `done/<id>`, made when its
     /// line was written. Markers are checked by opening them, which a
     /// network drive answers fresh, while it may serve a file's size from
-    /// a cache (sshfs: up to 20 s) and so show a shorter games.jsonl. If a
-    /// game of `scheduled` is marked done but its line is not seen, the
-    /// view is stale: it is read again until it shows every marked game
+    /// a cache (sshfs: up to 20 s) and so show a shorter games.jsonl. On
+    /// such a drive, if a game is marked done but its line is not seen, the
+    /// view may be stale: it is read again until it shows every marked game
     /// (up to [`STALE_VIEW_WAIT`]), and nothing is written before — not
-    /// even the repair of a half-written last line, which on a stale view
-    /// would cut real records.
+    /// even the repair of a cut last line, which on a stale view would cut
+    /// real records. A local disk shows what is there: a game marked done
+    /// without its line (a cut or edited file) is played again.
+    ///
+    /// A cut last line is moved to [`CUT_FILE`] (appended, nothing lost)
+    /// with a warning, and the resume goes on.
     pub fn open(
         dir: &Path,
-        scheduled: &[String],
+        stored: &StoredSchedule,
     ) -> Result<(ResultStore, Vec<GameRecord>), HarnessError> {
-        Self::open_waiting(dir, scheduled, STALE_VIEW_WAIT)
+        let wait = may_serve_stale_view(dir).then_some(STALE_VIEW_WAIT);
+        Self::open_waiting(dir, stored, wait)
     }
 
     fn open_waiting(
         dir: &Path,
-        scheduled: &[String],
-        wait: Duration,
+        stored: &StoredSchedule,
+        stale_wait: Option<Duration>,
     ) -> Result<(ResultStore, Vec<GameRecord>), HarnessError> {
-        fs::create_dir_all(dir.join(DONE_DIR)).map_err(|e| unwritable(dir, e))?;
+        let done_dir = dir.join(DONE_DIR);
+        match fs::create_dir(&done_dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(unwritable(&done_dir, e)),
+        }
         let path = dir.join(GAMES_FILE);
         let started = std::time::Instant::now();
-        let records = loop {
-            let records = read_records(&path)?;
+        let (scanned, unseen) = loop {
+            let scanned = scan(&path, |line| serde_json::from_str::<GameRecord>(line))?;
             let seen: std::collections::HashSet<&str> =
-                records.iter().map(|r| r.id.as_str()).collect();
-            let unseen = scheduled
-                .iter()
+                scanned.records.iter().map(|(_, r)| r.id.as_str()).collect();
+            let unseen: Vec<String> = expected_ids(&done_dir, stored)
+                .into_iter()
                 .filter(|id| !seen.contains(id.as_str()))
-                .filter(|id| File::open(dir.join(DONE_DIR).join(id)).is_ok())
-                .count();
-            if unseen == 0 {
-                break records;
-            }
+                .filter(|id| File::open(done_dir.join(id)).is_ok())
+                .collect();
+            let Some(wait) = stale_wait.filter(|_| !unseen.is_empty()) else {
+                break (scanned, unseen);
+            };
             if started.elapsed() >= wait {
                 return Err(unwritable(
                     &path,
                     io::Error::other(format!(
-                        "it shows {} games, but {unseen} more are marked done in {}: this drive \
+                        "it shows {} games, but {} more are marked done in {}: this drive \
                          serves an old view of the file (attribute caching). Mount it without \
                          attribute caching (sshfs -o cache=no, NFS actimeo=0) or resume on the \
-                         machine that ran the tournament",
-                        records.len(),
-                        dir.join(DONE_DIR).display()
+                         machine that ran the tournament. If the file was cut or edited, remove \
+                         the markers of the missing games from {} to play them again",
+                        scanned.records.len(),
+                        unseen.len(),
+                        done_dir.display(),
+                        done_dir.display()
                     )),
                 ));
             }
             tracing::warn!(
-                "{}: waiting for this drive to show {unseen} finished games it still hides (cached file size)",
-                path.display()
+                "{}: waiting for this drive to show {} finished games it still hides (cached file size)",
+                path.display(),
+                unseen.len()
             );
             std::thread::sleep(Duration::from_secs(1));
         };
+        check_records(&path, &scanned.records, stored, true)?;
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
             .append(true)
             .open(&path)
             .map_err(|e| unwritable(&path, e))?;
-        let len = file.metadata().map_err(|e| unwritable(&path, e))?.len();
-        if len > 0 {
-            let keep = complete_prefix_len(&mut file).map_err(|e| unwritable(&path, e))?;
-            if keep < len {
-                tracing::warn!(
-                    "{}: removing {} bytes of a half-written last line",
-                    path.display(),
-                    len - keep
-                );
-                file.set_len(keep).map_err(|e| unwritable(&path, e))?;
-            }
+        if let Some(cut) = scanned.cut {
+            set_aside(&mut file, &path, cut)?;
+        }
+        for id in &unseen {
+            tracing::warn!(
+                "{}: game {id} is marked done ({}) but has no record (the file was cut or edited); it is played again",
+                path.display(),
+                done_dir.join(id).display()
+            );
+            let _ = fs::remove_file(done_dir.join(id));
         }
         Ok((
             ResultStore {
@@ -230,7 +426,7 @@ impl ResultStore {
                 path,
                 file,
             },
-            records,
+            unnumbered(scanned),
         ))
     }
 
@@ -272,32 +468,128 @@ impl ResultStore {
     }
 }
 
-/// Length of the file up to and including its last newline.
-fn complete_prefix_len(file: &mut File) -> io::Result<u64> {
-    let len = file.metadata()?.len();
-    let mut pos = len;
-    let mut buf = [0u8; 4096];
-    while pos > 0 {
-        let chunk = (pos as usize).min(buf.len());
-        pos -= chunk as u64;
-        file.seek(SeekFrom::Start(pos))?;
-        io::Read::read_exact(file, &mut buf[..chunk])?;
-        if let Some(i) = buf[..chunk].iter().rposition(|&b| b == b'\n') {
-            return Ok(pos + i as u64 + 1);
-        }
+/// Moves the cut last line of `path` (from `cut.offset` to the end) to
+/// [`CUT_FILE`] beside it, appended, then cuts it off `path`.
+fn set_aside(file: &mut File, path: &Path, cut: Cut) -> Result<(), HarnessError> {
+    let side = path.with_file_name(CUT_FILE);
+    let mut tail = Vec::new();
+    file.seek(SeekFrom::Start(cut.offset))
+        .and_then(|_| io::Read::read_to_end(file, &mut tail))
+        .map_err(|e| unwritable(path, e))?;
+    if !tail.ends_with(b"\n") {
+        tail.push(b'\n');
     }
-    Ok(0)
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&side)
+        .and_then(|mut f| f.write_all(&tail))
+        .map_err(|e| unwritable(&side, e))?;
+    file.set_len(cut.offset).map_err(|e| unwritable(path, e))?;
+    tracing::warn!(
+        "{}:{}: the last line is not a whole record (a write cut short, or a cut copy); its {} bytes are set \
+         aside in {}, and its game is played again",
+        path.display(),
+        cut.line,
+        tail.len() - 1,
+        side.display()
+    );
+    Ok(())
 }
 
-/// The schedule stored in results folder `dir`, if any.
-pub fn stored_schedule(dir: &Path) -> Result<Option<StoredSchedule>, HarnessError> {
+/// Whether `dir` is on a drive that may show a stale size of a file
+/// (network and FUSE file systems); a local disk never does.
+fn may_serve_stale_view(dir: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+            return true;
+        };
+        // SAFETY: statfs fills the zeroed struct for a NUL-terminated path.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+            return true;
+        }
+        const REMOTE: [u32; 10] = [
+            0x6969,      // NFS
+            0x517B,      // SMB
+            0xFF53_4D42, // CIFS
+            0xFE53_4D42, // SMB2
+            0x6573_5546, // FUSE (sshfs, …)
+            0x00C3_6400, // Ceph
+            0x5346_414F, // AFS
+            0x0102_1997, // 9P
+            0x7375_7245, // Coda
+            0x564C,      // NCP
+        ];
+        REMOTE.contains(&(st.f_type as u32))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
+        true
+    }
+}
+
+/// Creates the results folder `dir` if it is missing; its parent must
+/// exist (a mistyped path makes no tree of folders).
+pub fn create_folder(dir: &Path) -> Result<(), HarnessError> {
+    match fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(HarnessError::Config(format!(
+            "cannot create the results folder {}: its parent folder does not exist (create it \
+             first, or fix `results` in the tournament file)",
+            dir.display()
+        ))),
+        Err(e) => Err(unwritable(dir, e)),
+    }
+}
+
+/// The lock folder inside a results folder (like the board's lock).
+pub const LOCK_DIR: &str = "lock";
+
+/// Takes the results folder `dir` for this referee, with the board's lock
+/// machinery (same machine and across machines on a share, a stale
+/// holder taken over). Another live referee on it: exit 4, naming it.
+pub fn lock(
+    dir: &Path,
+    opts: &crate::mailbox::LockOptions,
+) -> Result<crate::mailbox::BoardLock, HarnessError> {
+    use crate::mailbox::{BoardLock, LockError};
+    BoardLock::acquire(&dir.join(LOCK_DIR), opts).map_err(|e| match e {
+        LockError::Held {
+            owner,
+            heartbeat_age,
+            stale,
+            ..
+        } => HarnessError::BoardLocked(format!(
+            "the results folder {} is in use by another referee: {}; its heartbeat changed {:.1} s \
+             ago. Two referees writing one results folder would count games twice: give this \
+             tournament its own `results` folder, or wait for that referee (one that died is taken \
+             over once its heartbeat has not changed for {} s)",
+            dir.display(),
+            owner.map_or("its owner record is unreadable".into(), |o| o.to_string()),
+            heartbeat_age.as_secs_f64(),
+            stale.as_secs_f64()
+        )),
+        e => HarnessError::results_unwritable(dir, io::Error::other(e.to_string())),
+    })
+}
+
+/// The schedule stored in the results folder `dir`, if it has one.
+pub fn read_schedule(dir: &Path) -> Result<Option<StoredSchedule>, HarnessError> {
     let path = dir.join(SCHEDULE_FILE);
-    match fs::read_to_string(&path) {
+    match crate::input_file::read_text(&path, crate::input_file::MAX_TEXT) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| HarnessError::Config(format!("{}: unreadable: {e}", path.display()))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(unwritable(&path, e)),
+        Err(e) => Err(HarnessError::Config(format!(
+            "{}: cannot read it: {e}",
+            path.display()
+        ))),
     }
 }
 
@@ -310,11 +602,8 @@ pub fn check_schedule(
     schedule: &StoredSchedule,
 ) -> Result<StoredSchedule, HarnessError> {
     let path = dir.join(SCHEDULE_FILE);
-    match fs::read_to_string(&path) {
-        Ok(text) => {
-            let stored: StoredSchedule = serde_json::from_str(&text).map_err(|e| {
-                HarnessError::Config(format!("{}: unreadable: {e}", path.display()))
-            })?;
+    match read_schedule(dir)? {
+        Some(stored) => {
             let same_settings = stored.size == schedule.size
                 && stored.sprt == schedule.sprt
                 && stored.swiss_rounds.is_none()
@@ -346,14 +635,12 @@ pub fn check_schedule(
             }
             Ok(stored)
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        None => {
             let text = serde_json::to_string_pretty(schedule).expect("serializes");
-            fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
             crate::mailbox::replace(dir, SCHEDULE_FILE, text.as_bytes())
                 .map_err(|e| unwritable(&path, e))?;
             Ok(schedule.clone())
         }
-        Err(e) => Err(unwritable(&path, e)),
     }
 }
 
@@ -441,11 +728,31 @@ mod tests {
         }
     }
 
+    fn sched(ids: &[&str]) -> StoredSchedule {
+        StoredSchedule {
+            tournament: "t".into(),
+            size: 4,
+            games: ids
+                .iter()
+                .map(|id| ScheduledGame {
+                    id: id.to_string(),
+                    round: 1,
+                    black: "a".into(),
+                    white: "b".into(),
+                    opening: String::new(),
+                })
+                .collect(),
+            swiss_rounds: None,
+            sprt: None,
+        }
+    }
+
     #[test]
-    fn appended_records_read_back_and_a_half_line_is_cut() {
+    fn appended_records_read_back_and_a_half_line_is_set_aside() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (mut store, old) = ResultStore::open(dir.path(), &[]).unwrap();
+            let (mut store, old) =
+                ResultStore::open(dir.path(), &sched(&["g1", "g2", "g3"])).unwrap();
             assert!(old.is_empty());
             store.append(&rec("g1")).unwrap();
             store.append(&rec("g2")).unwrap();
@@ -456,7 +763,7 @@ mod tests {
         f.write_all(b"{\"id\":\"g3\",\"rou").unwrap();
         drop(f);
         assert_eq!(read_records(&path).unwrap().len(), 2);
-        let (mut store, old) = ResultStore::open(dir.path(), &[]).unwrap();
+        let (mut store, old) = ResultStore::open(dir.path(), &sched(&["g1", "g2", "g3"])).unwrap();
         assert_eq!(
             old.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
             ["g1", "g2"]
@@ -467,6 +774,11 @@ mod tests {
         assert!(text
             .lines()
             .all(|l| serde_json::from_str::<GameRecord>(l).is_ok()));
+        assert_eq!(
+            fs::read_to_string(dir.path().join(CUT_FILE)).unwrap(),
+            "{\"id\":\"g3\",\"rou\n",
+            "the cut line is kept aside"
+        );
     }
 
     #[test]
@@ -482,7 +794,7 @@ mod tests {
         });
         full.transcript = "d3".into();
         {
-            let (mut store, _) = ResultStore::open(dir.path(), &[]).unwrap();
+            let (mut store, _) = ResultStore::open(dir.path(), &sched(&["g1"])).unwrap();
             store.append(&full).unwrap();
         }
         let path = dir.path().join(GAMES_FILE);
@@ -498,7 +810,7 @@ mod tests {
     fn a_stale_view_of_the_results_is_not_written_to() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (mut store, _) = ResultStore::open(dir.path(), &[]).unwrap();
+            let (mut store, _) = ResultStore::open(dir.path(), &sched(&["g1", "g2"])).unwrap();
             store.append(&rec("g1")).unwrap();
             store.append(&rec("g2")).unwrap();
         }
@@ -507,8 +819,8 @@ mod tests {
         let full = fs::read_to_string(&path).unwrap();
         let first = full.lines().next().unwrap().len() + 1;
         fs::write(&path, &full[..first + 10]).unwrap();
-        let ids = vec!["g1".to_string(), "g2".to_string(), "g3".to_string()];
-        let err = ResultStore::open_waiting(dir.path(), &ids, Duration::ZERO).unwrap_err();
+        let ids = sched(&["g1", "g2", "g3"]);
+        let err = ResultStore::open_waiting(dir.path(), &ids, Some(Duration::ZERO)).unwrap_err();
         assert!(err.to_string().contains("1 more are marked done"), "{err}");
         assert_eq!(
             fs::read(&path).unwrap().len(),
@@ -517,8 +829,96 @@ mod tests {
         );
         // Once the whole file shows, the store opens and sees both games.
         fs::write(&path, &full).unwrap();
-        let (_, seen) = ResultStore::open_waiting(dir.path(), &ids, Duration::ZERO).unwrap();
+        let (_, seen) = ResultStore::open_waiting(dir.path(), &ids, Some(Duration::ZERO)).unwrap();
         assert_eq!(seen.len(), 2);
+    }
+
+    /// Issue 13 item 5: on a local disk, a cut last line whose game is
+    /// marked done is set aside at once and the game is played again.
+    #[test]
+    fn a_cut_line_of_a_marked_game_is_set_aside_on_a_local_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let ids = sched(&["g1", "g2", "g3"]);
+        {
+            let (mut store, _) = ResultStore::open(dir.path(), &ids).unwrap();
+            store.append(&rec("g1")).unwrap();
+            store.append(&rec("g2")).unwrap();
+        }
+        let path = dir.path().join(GAMES_FILE);
+        let full = fs::read_to_string(&path).unwrap();
+        let first = full.lines().next().unwrap().len() + 1;
+        fs::write(&path, &full[..first + 10]).unwrap();
+        assert!(!may_serve_stale_view(dir.path()), "a temp dir is local");
+        let clock = std::time::Instant::now();
+        let (mut store, seen) = ResultStore::open(dir.path(), &ids).unwrap();
+        assert!(
+            clock.elapsed() < STALE_VIEW_WAIT / 2,
+            "no wait for a drive's cache"
+        );
+        assert_eq!(seen.len(), 1);
+        assert_eq!(
+            fs::read(&path).unwrap().len(),
+            first,
+            "cut back to whole lines"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join(CUT_FILE)).unwrap(),
+            format!("{}\n", &full[first..first + 10])
+        );
+        assert!(!dir.path().join(DONE_DIR).join("g2").exists());
+        store.append(&rec("g2")).unwrap();
+        assert_eq!(read_records(&path).unwrap().len(), 2);
+    }
+
+    /// Issue 13 item 4: a line appended twice counts once (the first is
+    /// kept); a record of another schedule (other board size, other
+    /// players, an id it has not) is refused naming its line.
+    #[test]
+    fn duplicates_count_once_and_other_schedules_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ids = sched(&["g1", "g2"]);
+        let path = dir.path().join(GAMES_FILE);
+        let line = |r: &GameRecord| serde_json::to_string(r).unwrap() + "\n";
+        let mut second = rec("g1");
+        second.result = Winner::White;
+        fs::write(&path, line(&rec("g1")) + &line(&rec("g2")) + &line(&second)).unwrap();
+        let got = read_records(&path).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].result, Winner::Black, "the first is kept");
+        let (_, seen) = ResultStore::open(dir.path(), &ids).unwrap();
+        assert_eq!(seen.len(), 2);
+        let mut other = rec("g2");
+        other.size = 6;
+        fs::write(&path, line(&rec("g1")) + &line(&other)).unwrap();
+        let e = ResultStore::open(dir.path(), &ids).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::SCHEDULE_CHANGED);
+        assert!(e.to_string().contains("games.jsonl:2: game g2"), "{e}");
+        assert!(e.to_string().contains("6x6"), "{e}");
+        let mut other = rec("g2");
+        other.white = "c".into();
+        fs::write(&path, line(&other)).unwrap();
+        let e = ResultStore::open(dir.path(), &ids).unwrap_err();
+        assert!(e.to_string().contains("games.jsonl:1: game g2"), "{e}");
+        fs::write(&path, line(&rec("zz"))).unwrap();
+        let e = ResultStore::open(dir.path(), &ids).unwrap_err();
+        assert!(e.to_string().contains("no such game"), "{e}");
+        // What other commands read is checked against schedule.json: an
+        // id of the schedule must be that game; other ids are read.
+        check_schedule(dir.path(), &ids).unwrap();
+        assert_eq!(read_results(dir.path(), false).unwrap().len(), 1);
+        let mut other = rec("g1");
+        other.size = 6;
+        fs::write(&path, line(&other)).unwrap();
+        let e = read_results(dir.path(), false).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::SCHEDULE_CHANGED);
+        // An id that would be a path is no game id.
+        fs::write(&path, line(&rec("../../x"))).unwrap();
+        let e = read_records(&path).unwrap_err();
+        assert!(
+            e.to_string().contains(":1: `../../x` is not a game id"),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), crate::error::exit::CONFIG);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::cli::CrosstableArgs;
 use crate::error::{exit, HarnessError};
 use crate::rating::crosstable;
 use crate::report::crosstable::{render, TableFormat};
-use crate::results::{read_summaries, stored_schedule, GAMES_FILE};
+use crate::results::{read_results, read_schedule};
 
 use super::export::games_file;
 use super::players::{optional_config, results_dir};
@@ -28,9 +28,9 @@ pub fn render_results(
     players: &[String],
     format: TableFormat,
 ) -> anyhow::Result<String> {
-    let records = read_summaries(&results.join(GAMES_FILE))?;
+    let records = read_results(results, false)?;
     let mut table = crosstable(&records, players);
-    if let Some(test) = stored_schedule(results)?.and_then(|s| s.sprt) {
+    if let Some(test) = read_schedule(results)?.and_then(|s| s.sprt) {
         table = table.with_sprt(test);
     }
     let text = render(&table, format, stdout_color());

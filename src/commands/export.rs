@@ -15,7 +15,9 @@ use crate::error::{exit, HarnessError};
 use crate::record::GameRecord;
 use crate::report::ggf;
 use crate::report::wthor;
-use crate::results::{read_records, GAMES_FILE, SCHEDULE_FILE};
+use crate::results::{read_results, GAMES_FILE, SCHEDULE_FILE};
+
+use super::output::Protected;
 
 use super::players::{optional_config, results_dir};
 
@@ -33,9 +35,11 @@ pub(super) fn games_file(results: &Path) -> Result<PathBuf, HarnessError> {
     Ok(file)
 }
 
-/// The finished games of `results`.
+/// The finished games of `results` (refused if any is not of the
+/// folder's schedule).
 pub(super) fn load_records(results: &Path) -> anyhow::Result<Vec<GameRecord>> {
-    Ok(read_records(&games_file(results)?)?)
+    games_file(results)?;
+    Ok(read_results(results, true)?)
 }
 
 /// The tournament's name: the one stored with the results' schedule, else
@@ -114,7 +118,12 @@ fn export_ggf(file: &Path, results: &Path, records: &[GameRecord]) -> anyhow::Re
     Ok(())
 }
 
-fn export_wthor(dir: &Path, records: &[GameRecord], tournament: &str) -> anyhow::Result<()> {
+fn export_wthor(
+    dir: &Path,
+    records: &[GameRecord],
+    tournament: &str,
+    protected: &Protected,
+) -> anyhow::Result<()> {
     let db = wthor::database(records, tournament, today());
     if !db.skipped.is_empty() {
         eprintln!(
@@ -130,9 +139,13 @@ fn export_wthor(dir: &Path, records: &[GameRecord], tournament: &str) -> anyhow:
         eprintln!("WTHOR: no 8x8 games to export; nothing written");
         return Ok(());
     }
-    std::fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(unwritable(dir, e)),
+        _ => {}
+    }
     for (name, bytes) in &db.files {
         let path = dir.join(name);
+        protected.check_file(&path, "a WTHOR file")?;
         ggf::write_atomically(&path, bytes).map_err(|e| unwritable(&path, e))?;
     }
     let names: Vec<&str> = db.files.iter().map(|(n, _)| n.as_str()).collect();
@@ -155,13 +168,22 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<i32> {
     }
     let config = optional_config(args.config.as_deref())?;
     let results = results_dir(args.results.as_deref(), config.as_ref());
+    let protected = Protected::new(&results, config.as_ref());
+    // Checked before anything is written: a refused target leaves no half
+    // export behind.
+    if let Some(file) = &args.ggf {
+        protected.check_file(file, "the GGF export")?;
+    }
+    if let Some(dir) = &args.wthor {
+        protected.check_folder(dir, "the WTHOR export")?;
+    }
     let records = load_records(&results)?;
     if let Some(file) = &args.ggf {
         export_ggf(file, &results, &records)?;
     }
     if let Some(dir) = &args.wthor {
         let name = tournament_name(&results, config.as_ref());
-        export_wthor(dir, &records, &name)?;
+        export_wthor(dir, &records, &name, &protected)?;
     }
     Ok(exit::OK)
 }

@@ -7,6 +7,7 @@ mod bot;
 mod check_bot;
 mod crosstable;
 mod export;
+mod output;
 mod perft;
 mod play;
 mod players;

@@ -6,7 +6,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::cli::PlayArgs;
 use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
-use crate::game::{replay_transcript, Position};
 use crate::mailbox::{BoardLock, LockOptions, DEFAULT_STALE};
 use crate::player::{become_subreaper, Instance};
 use crate::referee::{play_game, GameSpec, Rules, TimeControl};
@@ -18,7 +17,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
     let cfg = config.as_ref();
     let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
-    replay_transcript(Position::start(size), &args.start)
+    crate::schedule::check_opening(size, &args.start)
         .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
     let mut players = [
         resolve(&args.black, cfg, args.seed)?,

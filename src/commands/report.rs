@@ -11,18 +11,24 @@ use crate::rating::crosstable;
 use crate::report::{ggf, html};
 
 use super::export::{load_records, tournament_name};
+use super::output::Protected;
 use super::players::{optional_config, results_dir};
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
     let results = results_dir(args.results.as_deref(), config.as_ref());
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| results.join("report.html"));
+    Protected::new(&results, config.as_ref()).check_file(&output, "the report")?;
     let records = load_records(&results)?;
     let players: Vec<String> = config
         .as_ref()
         .map(|c| c.players.iter().map(|p| p.name.clone()).collect())
         .unwrap_or_default();
     let mut table = crosstable(&records, &players);
-    if let Some(test) = crate::results::stored_schedule(&results)?.and_then(|s| s.sprt) {
+    if let Some(test) = crate::results::read_schedule(&results)?.and_then(|s| s.sprt) {
         table = table.with_sprt(test);
     }
     let title = tournament_name(&results, config.as_ref());
@@ -31,10 +37,6 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         generated.push_str(&format!(" · {}", st.line()));
     }
     let page = html::render(&title, &generated, &records, &table);
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| results.join("report.html"));
     ggf::write_atomically(&output, page.as_bytes())
         .map_err(|e| HarnessError::results_unwritable(&output, e))?;
     println!("{}", output.display());

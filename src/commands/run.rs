@@ -2,7 +2,6 @@
 //! with live progress and the crosstable at the end.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +17,7 @@ use crate::rating::sprt::Decision;
 use crate::record::GameRecord;
 use crate::referee::GameSpec;
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
-use crate::results::{check_schedule, ResultStore, StoredSchedule, DONE_DIR};
+use crate::results::{check_schedule, ResultStore, StoredSchedule};
 use crate::schedule::{self, run_games, PoolSetup, ScheduledGame};
 
 use super::crosstable::{parse_format, render_results};
@@ -90,17 +89,6 @@ fn announce_sandbox(config: &Config) -> Result<(), HarnessError> {
     Ok(())
 }
 
-/// The ids of the games marked done in results folder `results`.
-fn done_markers(results: &Path) -> Vec<String> {
-    std::fs::read_dir(results.join(DONE_DIR))
-        .map(|dir| {
-            dir.filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let format = parse_format(&args.format)?;
     let mut config = config::load(&args.config).map_err(|e| HarnessError::Config(e.to_string()))?;
@@ -125,6 +113,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         sprt: config.sprt,
     };
 
+    super::output::check_results_folder(&config)?;
     become_subreaper();
     crate::interrupt::finish_then_stop();
     let lock = BoardLock::acquire(
@@ -140,15 +129,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         LockError::BadBoard(why) => HarnessError::Config(why),
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
-    let games = check_schedule(&config.results, &stored)?.games;
-    // A Swiss event's games are known round by round: every game marked
-    // done must be seen.
-    let ids: Vec<String> = if swiss {
-        done_markers(&config.results)
-    } else {
-        games.iter().map(|g| g.id.clone()).collect()
-    };
-    let (mut store, done) = ResultStore::open(&config.results, &ids)?;
+    crate::results::create_folder(&config.results)?;
+    let _results_lock = crate::results::lock(
+        &config.results,
+        &LockOptions {
+            stale: Duration::from_millis(config.stale_lock_ms),
+            flock: true,
+            command: format!(
+                "tournament run ({}), board {}",
+                config.name,
+                lock.board().display()
+            ),
+        },
+    )?;
+    let to_play = check_schedule(&config.results, &stored)?;
+    let games = to_play.games.clone();
+    let (mut store, done) = ResultStore::open(&config.results, &to_play)?;
     let statement = crate::sandbox::Statement::of(&config.players, crate::sandbox::protections());
     if let Err(e) = statement.record(&config.results) {
         tracing::warn!("cannot write {}: {e}", crate::sandbox::STATEMENT_FILE);
@@ -170,8 +166,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     }
     crate::mailbox::sweep_temp_files(lock.board());
     // Live files of games a stopped run left unfinished: those games are
-    // played again from the start.
-    let _ = std::fs::remove_dir_all(crate::report::live::live_dir(&config.results));
+    // played again from the start. Only a referee's own live files go.
+    crate::report::live::remove_stale(&config.results, &games);
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
     // A Swiss round plays ⌊n/2⌋ pairings of two games.
     let total = if swiss {

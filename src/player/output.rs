@@ -38,7 +38,9 @@ impl BotOutput {
     }
 
     /// Starts a game: later lines go to `span`; the tail and cap restart.
+    /// The last game's log is told how many lines its cap dropped.
     pub fn begin_game(&self, span: tracing::Span) {
+        self.report_dropped();
         *self.span.lock().unwrap_or_else(|e| e.into_inner()) = span;
         self.tail.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.lines.store(0, Ordering::Relaxed);
@@ -60,6 +62,19 @@ impl BotOutput {
         self.dropped.load(Ordering::Relaxed)
     }
 
+    /// Logs (in the current game's log) how many lines the cap dropped.
+    fn report_dropped(&self) {
+        let dropped = self.dropped.swap(0, Ordering::Relaxed);
+        if dropped > 0 {
+            let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            tracing::warn!(
+                parent: &span,
+                bot = %self.id,
+                "{dropped} more lines of output were not logged (at most {MAX_LINES_PER_GAME} lines per game)"
+            );
+        }
+    }
+
     fn line(&self, stream: &'static str, line: String) {
         if stream == "stderr" {
             let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
@@ -68,8 +83,17 @@ impl BotOutput {
             }
             tail.push_back(line.clone());
         }
-        if self.lines.fetch_add(1, Ordering::Relaxed) >= MAX_LINES_PER_GAME {
+        let n = self.lines.fetch_add(1, Ordering::Relaxed);
+        if n >= MAX_LINES_PER_GAME {
             self.dropped.fetch_add(1, Ordering::Relaxed);
+            if n == MAX_LINES_PER_GAME {
+                let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                tracing::warn!(
+                    parent: &span,
+                    bot = %self.id,
+                    "{MAX_LINES_PER_GAME} lines of output this game: the rest are counted, not logged"
+                );
+            }
             return;
         }
         let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -109,6 +133,14 @@ impl BotOutput {
                     out.line(stream, finish(&mut line, cut));
                 }
             })
+    }
+}
+
+impl Drop for BotOutput {
+    /// The instance is gone (its output read to the end): its last game's
+    /// log still learns what the cap dropped.
+    fn drop(&mut self) {
+        self.report_dropped();
     }
 }
 

@@ -178,6 +178,10 @@ pub fn game_file_path(results_dir: &Path, id: &str) -> PathBuf {
 /// file in the same folder, flushed to disk, then renamed over the target.
 pub fn write_game_file(results_dir: &Path, record: &GameRecord) -> io::Result<PathBuf> {
     let path = game_file_path(results_dir, &record.id);
+    match fs::create_dir(results_dir.join(GAMES_DIR)) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
     let mut text = game(record);
     text.push('\n');
     write_atomically(&path, text.as_bytes())?;
@@ -187,12 +191,12 @@ pub fn write_game_file(results_dir: &Path, record: &GameRecord) -> io::Result<Pa
 /// Writes `bytes` to `path` through a temporary sibling and a rename, so a
 /// reader sees the old file or the whole new one, never a part. Not
 /// fsync'ed: games.jsonl is the record, and `export` regenerates these.
+/// The folder must exist.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&dir)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -1,6 +1,11 @@
 //! The live view of running games for `tournament watch`: one small
 //! JSON-lines file per running game in `<results>/live/`, appended as the
 //! game goes and removed when it ends (its record is then in games.jsonl).
+//!
+//! Removes only its own files: those it created (checked by identity
+//! before removing), and at the start of a run the leftovers of a stopped
+//! one (a scheduled game's name, starting with that game's `start` line).
+//! Anything else a user put there is left alone, and never overwritten.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -50,6 +55,53 @@ pub fn live_dir(results: &Path) -> PathBuf {
     results.join("live")
 }
 
+/// The live file of game `id` inside the live folder `dir`.
+fn live_file(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.jsonl"))
+}
+
+/// Whether `path` is a live file this program wrote for game `id`: a
+/// regular file (not a link) whose first line is that game's `start`.
+fn is_ours(path: &Path, id: &str) -> bool {
+    use std::io::{BufRead, BufReader, Read};
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if !meta.file_type().is_file() {
+        return false;
+    }
+    let Ok(file) = crate::input_file::open_regular(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if BufReader::new(file.take(64 * 1024))
+        .read_line(&mut first)
+        .is_err()
+    {
+        return false;
+    }
+    matches!(serde_json::from_str::<LiveLine>(&first), Ok(LiveLine::Start { id: i, .. }) if i == id)
+}
+
+/// Removes the live files a stopped run left for `games` (they are played
+/// again from the start); anything else in the folder stays.
+pub fn remove_stale(results: &Path, games: &[crate::schedule::ScheduledGame]) {
+    let dir = live_dir(results);
+    for g in games {
+        let path = live_file(&dir, &g.id);
+        if is_ours(&path, &g.id) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// (device, inode) of an open file or a path, to remove only our own.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
 pub struct LiveFiles {
     dir: PathBuf,
     open: Mutex<HashMap<String, File>>,
@@ -58,7 +110,7 @@ pub struct LiveFiles {
 impl LiveFiles {
     pub fn new(results: &Path) -> LiveFiles {
         let dir = live_dir(results);
-        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::create_dir(&dir);
         LiveFiles {
             dir,
             open: Mutex::new(HashMap::new()),
@@ -86,17 +138,28 @@ impl EventSink for LiveFiles {
                 opening,
                 ..
             } => {
-                let path = self.dir.join(format!("{id}.jsonl"));
-                if let Ok(f) = OpenOptions::new()
-                    .create(true)
-                    .write(true)
-                    .truncate(true)
-                    .open(&path)
+                // A new file, never one that is there: a user's file (or a
+                // link) of that name stays as it is, and the game has no
+                // live view.
+                let path = live_file(&self.dir, id);
+                let mut opts = OpenOptions::new();
+                opts.write(true).create_new(true);
+                #[cfg(unix)]
                 {
-                    self.open
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(id.to_string(), f);
+                    use std::os::unix::fs::OpenOptionsExt;
+                    opts.custom_flags(libc::O_NOFOLLOW);
+                }
+                match opts.open(&path) {
+                    Ok(f) => {
+                        self.open
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(id.to_string(), f);
+                    }
+                    Err(e) => tracing::warn!(
+                        "no live view of game {id} for `watch`: cannot create {}: {e}",
+                        path.display()
+                    ),
                 }
                 self.write(
                     id,
@@ -167,11 +230,25 @@ impl EventSink for LiveFiles {
                         summary: super::result_line(record),
                     },
                 );
-                self.open
+                let mine = self
+                    .open
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&record.id);
-                let _ = std::fs::remove_file(self.dir.join(format!("{}.jsonl", record.id)));
+                // Removed only if the name still holds the file we wrote.
+                if let Some(f) = mine {
+                    let path = live_file(&self.dir, &record.id);
+                    #[cfg(unix)]
+                    let same = matches!(
+                        (f.metadata(), std::fs::symlink_metadata(&path)),
+                        (Ok(a), Ok(b)) if identity(&a) == identity(&b)
+                    );
+                    #[cfg(not(unix))]
+                    let same = true;
+                    if same {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                }
             }
             Event::Waiting { .. } | Event::Illegal { .. } => {}
         }

@@ -78,7 +78,10 @@ pub fn random_openings(size: u8, plies: u32, seed: u64, count: usize) -> Vec<Str
         }
         let t = transcript(&moves);
         // Prefer distinct openings; accept repeats when there are few.
-        if moves.len() == plies as usize && (!out.contains(&t) || attempts > 100 * count) {
+        if moves.len() == plies as usize
+            && !pos.is_over()
+            && (!out.contains(&t) || attempts > 100 * count)
+        {
             out.push(t);
         }
     }
@@ -190,10 +193,25 @@ pub fn with_added_players(
     Some(out)
 }
 
-/// Checks every opening replays legally on `size`.
+/// Checks an opening: it replays legally on `size` and leaves a game to
+/// play (a transcript of a finished game would be recorded as a game
+/// without a single move of the bots).
+pub fn check_opening(size: u8, transcript: &str) -> Result<(), String> {
+    let (moves, pos) =
+        replay_transcript(Position::start(size), transcript).map_err(|e| e.to_string())?;
+    if pos.is_over() {
+        return Err(format!(
+            "after its {} moves the game is over: an opening must leave a move to play",
+            moves.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every opening (see [`check_opening`]).
 pub fn check_openings(size: u8, openings: &[String]) -> Result<(), String> {
     for o in openings {
-        replay_transcript(Position::start(size), o).map_err(|e| format!("opening `{o}`: {e}"))?;
+        check_opening(size, o).map_err(|e| format!("opening `{o}`: {e}"))?;
     }
     Ok(())
 }
@@ -319,6 +337,26 @@ mod tests {
         assert_eq!(distinct.len(), 10);
         assert!(o.iter().all(|t| t.len() == 12));
         assert_eq!(o, random_openings(8, 6, 42, 10));
+        // Issue 13 item 17: no opening is a finished game; on 4x4 with
+        // many plies, some random lines end the game early and are skipped.
+        let o = random_openings(4, 9, 7, 20);
+        check_openings(4, &o).unwrap();
+        let mut pos = Position::start(4);
+        let mut moves = Vec::new();
+        while !pos.is_over() {
+            if pos.must_pass() {
+                pos = pos.pass_unchecked();
+                continue;
+            }
+            let sq = squares(pos.legal_moves()).next().unwrap();
+            moves.push(Move::Play(sq));
+            pos = pos.play(Move::Play(sq)).unwrap().0;
+        }
+        let whole = transcript(&moves);
+        let e = check_opening(4, &whole).unwrap_err();
+        assert!(e.contains("the game is over"), "{e}");
+        let all_but_last = transcript(&moves[..moves.len() - 1]);
+        check_opening(4, &all_but_last).unwrap();
         assert_ne!(o, random_openings(8, 6, 43, 10));
         assert_eq!(random_openings(4, 0, 1, 3), vec!["", "", ""]);
     }

@@ -5,6 +5,7 @@ mod bots;
 mod cheats;
 mod faults;
 mod fixture;
+mod hostile;
 mod hostile_board;
 mod mailbox;
 mod records;
