@@ -3,6 +3,7 @@
 
 mod bots;
 mod faults;
+mod first_hour;
 mod fixture;
 mod mailbox;
 mod records;
