@@ -163,3 +163,48 @@ fn play_warns_about_library_fallbacks_with_a_count_and_strict_makes_them_a_forfe
         );
     }
 }
+
+/// The ```toml blocks of a markdown file, with the line each starts on.
+fn toml_blocks(md: &str) -> Vec<(usize, String)> {
+    let mut blocks = vec![];
+    let mut current: Option<(usize, String)> = None;
+    for (i, line) in md.lines().enumerate() {
+        match &mut current {
+            None if line.trim_start().starts_with("```toml") => {
+                current = Some((i + 1, String::new()))
+            }
+            None => {}
+            Some(_) if line.trim_start().starts_with("```") => blocks.push(current.take().unwrap()),
+            Some((_, text)) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    blocks
+}
+
+#[test]
+fn every_tournament_toml_snippet_in_the_readmes_parses() {
+    // A snippet that is only players gets a [tournament] and two others.
+    const AROUND: &str = "[tournament]\nname = \"t\"\n\n[[player]]\nname = \"x1\"\nbuiltin = \"random\"\n\n[[player]]\nname = \"x2\"\nbuiltin = \"greedy\"\n\n";
+    let mut seen = 0;
+    for md in ["README.md", "bots/README.md"] {
+        let text = std::fs::read_to_string(project_root().join(md)).unwrap();
+        let blocks = toml_blocks(&text);
+        assert!(!blocks.is_empty(), "{md} has no ```toml block");
+        for (line, block) in blocks {
+            let whole = if block.contains("[tournament]") {
+                block.clone()
+            } else {
+                format!("{AROUND}{block}")
+            };
+            let path = project_root().join("tournament.toml");
+            if let Err(e) = tournament::config::parse(&path, &whole) {
+                panic!("{md}, the ```toml block at line {line} does not parse: {e}\n{block}");
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2);
+}
