@@ -208,3 +208,37 @@ fn every_tournament_toml_snippet_in_the_readmes_parses() {
     }
     assert!(seen >= 2);
 }
+
+#[test]
+fn a_closed_stdout_stops_every_command_quietly() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        "[tournament]\nname = \"t\"\n\n[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n[[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n",
+    );
+    let bin = crate::fixture::tournament_bin();
+    for args in [
+        &["run"][..],
+        &["play", "--black", "random", "--white", "greedy", "--json"],
+        &["perft", "3"],
+        &["crosstable"],
+    ] {
+        let mut child = std::process::Command::new(&bin)
+            .args(args)
+            .current_dir(s.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before anything is written
+        let out = child.wait_with_output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(tournament::error::exit::STDOUT_CLOSED),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}
