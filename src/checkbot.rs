@@ -32,7 +32,7 @@ use crate::mailbox::{
     read_limited, AnswerError, Decoded, Message, Pending, ReadOutcome, IN_FILE, MAX_MESSAGE_BYTES,
     OUT_FILE, REFEREE,
 };
-use crate::player::{Instance, GRACE};
+use crate::player::{Instance, GRACE, LIBRARY_FALLBACK};
 
 /// Exchanges without a usable answer after which checking stops.
 pub const MAX_BROKEN: u32 = 3;
@@ -198,6 +198,7 @@ pub fn check_bot(
         last_raw: None,
         answered_any: false,
         stats: Stats::default(),
+        turns_sent: vec![],
     };
     run.script()?;
     Ok(run.report)
@@ -316,6 +317,8 @@ struct Run<'a> {
     last_raw: Option<Vec<u8>>,
     answered_any: bool,
     stats: Stats,
+    /// Every TURN sent (seq, text), to judge the choices a library overrode.
+    turns_sent: Vec<(u64, String)>,
 }
 
 /// A readable form of bytes from a move file.
@@ -413,6 +416,11 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
         Err(_) => {
             let hint = if answer.trim().is_empty() {
                 format!("line 4 of out.txt must be the move; {}", legal_here(pos))
+            } else if answer.trim().len() == 2 && answer.trim().ends_with('0') {
+                format!(
+                    "rows are numbered from 1 (a1 is the top-left corner), not 0; {}",
+                    legal_here(pos)
+                )
             } else if answer.contains(' ') {
                 format!(
                     "answer only the move, one word like `d3` or `pass`, nothing else on line 4; {}",
@@ -455,8 +463,8 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
         IllegalMove::NoFlips => format!("{name}, which turns over no disc"),
         other => format!("{name}: {other}"),
     };
-    // Guess the mistake: the other colour, rows and columns swapped, rows
-    // counted from the bottom.
+    // Guess the mistake: rows and columns swapped, rows counted from 0,
+    // rows upside down, the other colour. When more than one fits, say both.
     let other_side = Position::from_parts(
         pos.discs_of(Color::Black),
         pos.discs_of(Color::White),
@@ -464,28 +472,44 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
         size,
     );
     let legal_for = |p: &Position, s: Square| p.legal_moves() & s.bit() != 0;
-    let guess = if other_side.is_some_and(|p| legal_for(&p, sq)) {
-        format!(
-            "{name} would be legal for {}, but you play {color}: the colour is the second word of TURN \
-             (X is black, O is white); ",
+    let mut guesses: Vec<String> = vec![];
+    if legal_for(pos, Square::new(sq.row(), sq.col())) {
+        guesses.push(format!(
+            "{name} with rows and columns swapped, {}, would be legal: the board string is row 1 \
+             first (a1 b1 c1 …), letters are columns, digits are rows (index i is column i % {size}, \
+             row i / {size})",
+            square_name(Square::new(sq.row(), sq.col()))
+        ));
+    }
+    if sq.row() + 1 < size && legal_for(pos, Square::new(sq.col(), sq.row() + 1)) {
+        let meant = square_name(Square::new(sq.col(), sq.row() + 1));
+        guesses.push(format!(
+            "{meant}, one row lower, would be legal: rows are numbered from 1, not 0 (index i is \
+             row i / {size} + 1)"
+        ));
+    }
+    if legal_for(pos, Square::new(sq.col(), size - 1 - sq.row())) {
+        guesses.push(format!(
+            "{name} with the rows upside down, {}, would be legal: row 1 is the top row, the \
+             first {size} characters of the board string",
+            square_name(Square::new(sq.col(), size - 1 - sq.row()))
+        ));
+    }
+    if other_side.is_some_and(|p| legal_for(&p, sq)) {
+        guesses.push(format!(
+            "{name} would be legal for {}, but you play {color}: the colour is the second word of \
+             TURN (X is black, O is white)",
             color.opponent()
-        )
-    } else if legal_for(pos, Square::new(sq.row(), sq.col())) {
-        format!(
-            "{name} would be legal with rows and columns swapped: the board string is row 1 first \
-             (a1 b1 c1 …), letters are columns, digits are rows; "
-        )
-    } else if legal_for(pos, Square::new(sq.col(), size - 1 - sq.row())) {
-        format!(
-            "{name} would be legal with the rows upside down: row 1 is the top row, the first \
-             {size} characters of the board string; "
-        )
-    } else if why == IllegalMove::NoFlips {
+        ));
+    }
+    let guess = if guesses.is_empty() && why == IllegalMove::NoFlips {
         "a move must turn over at least one disc: a straight line of the opponent's discs \
          between the new disc and one of yours; "
             .to_string()
-    } else {
+    } else if guesses.is_empty() {
         String::new()
+    } else {
+        format!("{}; ", guesses.join("; or "))
     };
     Err((what, format!("{guess}{}", legal_here(pos))))
 }
@@ -624,6 +648,9 @@ impl Run<'_> {
             }
         }
         self.after_bye = false;
+        if kind == Kind::Turn {
+            self.turns_sent.push((seq, text.to_string()));
+        }
         let mut late = false;
         if let Err(AnswerError::Timeout { pending }) = &result {
             let partial = matches!(pending, Pending::Partial(_));
@@ -1024,7 +1051,7 @@ impl Run<'_> {
     }
 
     fn script(&mut self) -> Result<(), HarnessError> {
-        let steps: [StepFn<'_>; 12] = [
+        let steps: [StepFn<'_>; 13] = [
             Self::step_new,
             Self::step_start,
             Self::step_illegal,
@@ -1036,6 +1063,7 @@ impl Run<'_> {
             Self::step_six,
             Self::step_four,
             Self::step_full_game,
+            Self::step_own_choice,
             Self::step_summaries,
         ];
         for step in steps {
@@ -1213,6 +1241,86 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Fails for every move the bot's library played instead of the bot's
+    /// own choice (its `mailbox fallback:` lines on stderr).
+    fn step_own_choice(&mut self) -> Result<(), HarnessError> {
+        let mut b = StepBuilder::new("every move chosen by the bot itself (no library fallback)");
+        // stderr is read on its own thread: give it a moment to catch up.
+        std::thread::sleep(Duration::from_millis(200));
+        let lines = self.inst.library_fallback_lines();
+        if lines.is_empty() {
+            b.note(format!("no `{LIBRARY_FALLBACK}` line on stderr"));
+        } else {
+            let n = lines.len();
+            b.note(format!(
+                "{n} move{} played by the library instead",
+                if n == 1 { "" } else { "s" }
+            ));
+            let mut seen: Vec<String> = vec![];
+            for line in &lines {
+                let (seq, what) = fallback_parts(line);
+                // One problem per different mistake, the first three.
+                let shape: String = what
+                    .split(['(', ';', ':'])
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .take(2)
+                    .collect();
+                if seen.contains(&shape) || seen.len() == 3 {
+                    continue;
+                }
+                seen.push(shape);
+                let turn = seq.and_then(|q| {
+                    self.turns_sent
+                        .iter()
+                        .rev()
+                        .find(|(s, _)| *s == q)
+                        .map(|(_, t)| t.clone())
+                });
+                b.fail(self.fallback_problem(line, &what, turn.as_deref(), n));
+            }
+        }
+        self.finish(b);
+        Ok(())
+    }
+
+    fn fallback_problem(&self, line: &str, what: &str, turn: Option<&str>, n: usize) -> Problem {
+        let sent = turn.map(|t| t.to_string()).unwrap_or_default();
+        let chosen = what.split(" returned ").nth(1).map(|rest| {
+            rest.split([',', ' '])
+                .next()
+                .unwrap_or("")
+                .trim_matches(['"', '\''])
+                .to_string()
+        });
+        let hint = match (chosen, turn.and_then(turn_position)) {
+            (Some(answer), Some(pos)) => match judge_move(&pos, &answer) {
+                Err((_, hint)) => format!("your code chose {answer}: {hint}"),
+                Ok(_) => format!("your code chose {answer}, which the library did not accept"),
+            },
+            (Some(answer), None) => {
+                format!("your code chose {answer}, which is not a legal move")
+            }
+            (None, _) => {
+                "your move-choosing code raised an error (its message is below)".to_string()
+            }
+        };
+        Problem {
+            sent,
+            expected: "a legal move chosen by the bot".into(),
+            got: format!(
+                "the library played the first legal move instead ({n} time{} in all)",
+                if n == 1 { "" } else { "s" }
+            ),
+            hint: format!(
+                "{hint}. The library keeps the game going, but your strategy is not what plays; \
+                 set {STRICT_ENV}=1 (or the library's strict option) to stop at the first one"
+            ),
+            extra: vec![format!("| {line}")],
+        }
+    }
+
     fn step_summaries(&mut self) -> Result<(), HarnessError> {
         let id = self.inst.id().to_string();
         let answers = self.stats.answers;
@@ -1310,6 +1418,23 @@ impl Run<'_> {
         }
         self.finish(b);
         Ok(())
+    }
+}
+
+/// The environment variable that makes the shipped libraries end the bot
+/// instead of falling back (see bots/README.md).
+pub const STRICT_ENV: &str = "MAILBOX_STRICT";
+
+/// A library fallback line's seq and what it says after `seq N: `.
+fn fallback_parts(line: &str) -> (Option<u64>, String) {
+    let rest = line.strip_prefix(LIBRARY_FALLBACK).unwrap_or(line).trim();
+    match rest
+        .strip_prefix("seq ")
+        .and_then(|r| r.split_once(':'))
+        .and_then(|(n, what)| Some((n.trim().parse().ok()?, what.trim())))
+    {
+        Some((seq, what)) => (Some(seq), what.to_string()),
+        None => (None, rest.to_string()),
     }
 }
 

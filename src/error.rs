@@ -31,6 +31,9 @@ pub mod exit {
     pub const BOARD_UNWRITABLE: i32 = 10;
     /// Stopped by Ctrl-C before the work was done (resumable).
     pub const INTERRUPTED: i32 = 130;
+    /// Whoever read stdout stopped reading (`tournament … | head`): stopped
+    /// quietly, as a command killed by SIGPIPE would (128 + 13).
+    pub const STDOUT_CLOSED: i32 = 141;
 }
 
 /// Failures of the harness itself.

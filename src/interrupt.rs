@@ -1,4 +1,4 @@
-//! What Ctrl-C (SIGINT) and SIGTERM do.
+//! What Ctrl-C (SIGINT), SIGTERM and a closed stdout (EPIPE) do.
 //!
 //! Owns the signal policy only: one-game commands stop at once; a
 //! tournament lets running games finish on the first signal, for at most
@@ -6,6 +6,8 @@
 //! `docker stop` — must end the run even when a game waits for a bot that
 //! is gone), and stops at once (killing every bot) on the second signal or
 //! when the grace is over. A result being written is finished first.
+//! When the reader of stdout goes away (`| head`), every command stops
+//! quietly, killing its bots.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -73,4 +75,32 @@ pub fn finish_then_stop() {
             stop_now("stopping at once");
         }
     });
+}
+
+/// True if `err` (or what caused it) is a write to a closed pipe.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Makes `print!`'s panic on a closed stdout ("failed printing to stdout:
+/// Broken pipe") a quiet stop: the bots are killed and the process exits
+/// with [`exit::STDOUT_CLOSED`]; other panics are reported as before.
+pub fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("os error 32") {
+            kill_all();
+            std::process::exit(exit::STDOUT_CLOSED);
+        }
+        default(info)
+    }));
 }

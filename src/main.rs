@@ -12,10 +12,14 @@ fn main() {
     {
         tournament::sandbox::warden::main(args.collect());
     }
+    tournament::interrupt::quiet_on_closed_stdout();
     let cli = Cli::parse();
     tournament::logging::init(cli.verbose, cli.quiet);
     let code = match tournament::commands::run(cli) {
         Ok(code) => code,
+        Err(err) if tournament::interrupt::is_broken_pipe(&err) => {
+            tournament::error::exit::STDOUT_CLOSED
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             exit_code_of(&err)

@@ -613,6 +613,19 @@ impl Game<'_> {
                 side.inst.stop(GRACE);
             }
         }
+        for side in sides.iter() {
+            let n = side.inst.library_fallbacks();
+            if n > 0 {
+                tracing::warn!(
+                    "{} ({}): {n} move{} this game played by its library, not chosen by the bot \
+                     (lines `{}` in the game log)",
+                    side.inst.id(),
+                    side.color,
+                    if n == 1 { "" } else { "s" },
+                    crate::player::LIBRARY_FALLBACK
+                );
+            }
+        }
         let moves: Vec<Move> = self
             .moves
             .iter()

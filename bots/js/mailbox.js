@@ -147,9 +147,33 @@ class Turn {
   }
 }
 
+// Starts the line logged when the library chose a move for you.
+const FALLBACK = 'mailbox fallback:';
+// Set to 1: a bad choice ends the bot instead (a forfeit).
+const STRICT_ENV = 'MAILBOX_STRICT';
+
+// What choose() returned, as the bot author wrote it.
+function described(pick, size) {
+  if (Number.isInteger(pick) && pick >= 0 && pick < size * size) {
+    return `${squareName(pick, size)} (index ${pick})`;
+  }
+  return typeof pick === 'string' ? JSON.stringify(pick) : String(pick);
+}
+
 // The conversation loop; choose(turn) picks a key of turn.moves.
-function run(choose, folder) {
-  const box = new Mailbox(folder);
+// options: a folder (string), or { folder, strict }.
+//
+// When choose() returns something that is not a legal move, or throws, the
+// library logs a line starting with 'mailbox fallback:' (check-bot fails the
+// bot for it, the referee warns) and plays the first legal move so the game
+// goes on. With { strict: true } (or MAILBOX_STRICT=1 in the environment) it
+// throws instead: the bot ends and forfeits, which is what you want while
+// developing.
+function run(choose, options) {
+  const opts = typeof options === 'string' ? { folder: options } : options || {};
+  const env = process.env[STRICT_ENV] || '';
+  const strict = opts.strict === undefined ? env !== '' && env !== '0' : Boolean(opts.strict);
+  const box = new Mailbox(opts.folder);
   for (;;) {
     const msg = box.wait();
     const w = msg.words;
@@ -162,16 +186,31 @@ function run(choose, folder) {
           box.answer('pass');
           continue;
         }
-        let pick = choose(turn);
-        if (typeof pick === 'string') pick = squareIndex(pick, turn.size);
+        const first = squareName(turn.moves.keys().next().value, turn.size);
+        let chosen;
+        try {
+          chosen = choose(turn);
+        } catch (e) {
+          if (strict) throw e;
+          const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+          log(`${FALLBACK} seq ${msg.seq}: choose() threw ${what}; played ${first}, the first legal move`);
+          log(String(e && e.stack));
+          box.answer(first);
+          continue;
+        }
+        let pick = typeof chosen === 'string' ? squareIndex(chosen, turn.size) : chosen;
         if (!turn.moves.has(pick)) { // a bug in the bot: stay legal
-          log(`chose ${pick}, playing the first legal move instead`);
+          const text = `${FALLBACK} seq ${msg.seq}: choose() returned ${described(chosen, turn.size)}, `
+            + `not a legal move; played ${first}, the first legal move`;
+          if (strict) throw new Error(text);
+          log(text);
           pick = turn.moves.keys().next().value;
         }
         box.answer(squareName(pick, turn.size));
       } else box.answer('OK'); // ILLEGAL, and anything a newer referee may send
     } catch (e) { // never die in the middle of a game
-      log(`error on ${JSON.stringify(msg.text.slice(0, 80))}: ${e && e.stack}`);
+      if (strict) throw e;
+      log(`${FALLBACK} seq ${msg.seq}: error on ${JSON.stringify(msg.text.slice(0, 80))}: ${e && e.stack}`);
       if (box.answered !== msg.seq) {
         let answer = 'OK';
         if (w[0] === 'TURN') {
@@ -189,5 +228,5 @@ function run(choose, folder) {
 }
 
 module.exports = {
-  Mailbox, Turn, run, log, sleep, squareName, squareIndex, flips, legalMoves, play, DIRECTIONS,
+  Mailbox, Turn, run, log, FALLBACK, sleep, squareName, squareIndex, flips, legalMoves, play, DIRECTIONS,
 };

@@ -172,9 +172,29 @@ class Game:
         self.size, self.move_ms = int(words[4]), int(words[5])
 
 
-def run(choose, on_new=None, on_end=None, folder=None):
+FALLBACK = 'mailbox fallback:'   # starts the line logged when the library chose for you
+STRICT_ENV = 'MAILBOX_STRICT'     # set to 1: a bad choice ends the bot instead (a forfeit)
+
+
+def _described(pick, size):
+    """What choose() returned, as the bot author wrote it."""
+    if isinstance(pick, int) and not isinstance(pick, bool) and 0 <= pick < size * size:
+        return '%s (index %d)' % (square_name(pick, size), pick)
+    return repr(pick)
+
+
+def run(choose, on_new=None, on_end=None, folder=None, strict=None):
     """The conversation loop. choose(turn) returns an index from turn.moves
-    (or a square name like 'd3'); it is only called when a legal move exists."""
+    (or a square name like 'd3'); it is only called when a legal move exists.
+
+    When choose() returns something that is not a legal move, or raises, the
+    library logs a line starting with `mailbox fallback:` (check-bot fails the
+    bot for it, the referee warns) and plays the first legal move so the game
+    goes on. With strict=True (or the environment variable MAILBOX_STRICT=1)
+    it raises instead: the bot ends and forfeits, which is what you want while
+    developing."""
+    if strict is None:
+        strict = os.environ.get(STRICT_ENV, '') not in ('', '0')
     box = Mailbox(folder)
     while True:
         msg = box.wait()
@@ -190,11 +210,24 @@ def run(choose, on_new=None, on_end=None, folder=None):
                 if not turn.moves:
                     box.answer('pass')
                     continue
-                pick = choose(turn)
-                if isinstance(pick, str):
-                    pick = square_index(pick, turn.size)
+                try:
+                    chosen = choose(turn)
+                except Exception as e:
+                    if strict:
+                        raise
+                    first = square_name(min(turn.moves), turn.size)
+                    log('%s seq %s: choose() raised %s: %s; played %s, the first legal move'
+                        % (FALLBACK, msg.seq, type(e).__name__, e, first))
+                    box.answer(first)
+                    continue
+                pick = square_index(chosen, turn.size) if isinstance(chosen, str) else chosen
                 if pick not in turn.moves:      # a bug in choose(): stay legal
-                    log('choose() returned %r, playing the first legal move' % (pick,))
+                    first = square_name(min(turn.moves), turn.size)
+                    text = '%s seq %s: choose() returned %s, not a legal move; played %s, ' \
+                        'the first legal move' % (FALLBACK, msg.seq, _described(chosen, turn.size), first)
+                    if strict:
+                        raise ValueError(text)
+                    log(text)
                     pick = min(turn.moves)
                 box.answer(square_name(pick, turn.size))
             elif kind == 'END':
@@ -204,7 +237,9 @@ def run(choose, on_new=None, on_end=None, folder=None):
             else:                               # ILLEGAL and anything newer
                 box.answer('OK')
         except Exception as e:                  # never die mid-game
-            log('error handling %r: %r' % (msg.text[:80], e))
+            if strict:
+                raise
+            log('%s seq %s: error handling %r: %s: %s' % (FALLBACK, msg.seq, msg.text[:80], type(e).__name__, e))
             if box.answered != msg.seq:
                 if kind == 'TURN':
                     try:

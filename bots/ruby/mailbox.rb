@@ -138,8 +138,27 @@ module Mailbox
     end
   end
 
+  # Starts the line logged when the library chose a move for you.
+  FALLBACK = "mailbox fallback:"
+  # Set to 1: a bad choice ends the bot instead (a forfeit).
+  STRICT_ENV = "MAILBOX_STRICT"
+
+  # What the block returned, as the bot author wrote it.
+  def self.described(pick, size)
+    return "#{square_name(pick, size)} (index #{pick})" if pick.is_a?(Integer) && pick >= 0 && pick < size * size
+    pick.inspect
+  end
+
   # The conversation loop; the block chooses a move from turn.moves.
-  def self.run(folder = nil, &choose)
+  #
+  # When the block returns something that is not a legal move, or raises,
+  # the library logs a line starting with "mailbox fallback:" (check-bot
+  # fails the bot for it, the referee warns) and plays the first legal move so
+  # the game goes on. With strict: true (or MAILBOX_STRICT=1 in the
+  # environment) it raises instead: the bot ends and forfeits, which is what
+  # you want while developing.
+  def self.run(folder = nil, strict: nil, &choose)
+    strict = !["", "0"].include?(ENV.fetch(STRICT_ENV, "")) if strict.nil?
     box = Box.new(folder)
     loop do
       msg = box.wait
@@ -153,10 +172,21 @@ module Mailbox
           if turn.moves.empty?
             box.answer("pass")
           else
-            pick = choose.call(turn)
-            pick = square_index(pick, turn.size) if pick.is_a?(String)
+            first = square_name(turn.moves.keys.first, turn.size)
+            begin
+              chosen = choose.call(turn)
+            rescue StandardError => e
+              raise if strict
+              log("#{FALLBACK} seq #{msg.seq}: your block raised #{e.class}: #{e.message}; played #{first}, the first legal move")
+              box.answer(first)
+              next
+            end
+            pick = chosen.is_a?(String) ? square_index(chosen, turn.size) : chosen
             unless turn.moves.key?(pick) # a bug in the bot: stay legal
-              log("chose #{pick.inspect}, playing the first legal move instead")
+              text = "#{FALLBACK} seq #{msg.seq}: your block returned #{described(chosen, turn.size)}, " \
+                     "not a legal move; played #{first}, the first legal move"
+              raise text if strict
+              log(text)
               pick = turn.moves.keys.first
             end
             box.answer(square_name(pick, turn.size))
@@ -164,7 +194,8 @@ module Mailbox
         else box.answer("OK") # ILLEGAL, and anything a newer referee may send
         end
       rescue StandardError => e # never die in the middle of a game
-        log("error on #{msg.text[0, 80].inspect}: #{e.class}: #{e.message}")
+        raise if strict
+        log("#{FALLBACK} seq #{msg.seq}: error on #{msg.text[0, 80].inspect}: #{e.class}: #{e.message}")
         next if box.answered == msg.seq
         if w[0] == "TURN"
           size = Math.sqrt(w[2].to_s.length).round

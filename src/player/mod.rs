@@ -8,6 +8,7 @@
 //! decides what to send and what an answer means.
 
 mod output;
+pub use output::LIBRARY_FALLBACK;
 pub mod process;
 mod spec;
 
@@ -134,6 +135,17 @@ impl Instance {
     /// The last stderr lines of the current game.
     pub fn stderr_tail(&self) -> Vec<String> {
         self.output.tail()
+    }
+
+    /// How often this game the bot's library played a move the bot did not
+    /// choose (its [`LIBRARY_FALLBACK`] lines).
+    pub fn library_fallbacks(&self) -> u32 {
+        self.output.fallbacks()
+    }
+
+    /// Every library fallback line since this instance was made.
+    pub fn library_fallback_lines(&self) -> Vec<String> {
+        self.output.fallback_lines()
     }
 
     /// Readies the instance for a game logged under `span`: starts the

@@ -1,7 +1,9 @@
 //! A bot's stdout and stderr, line by line, into the log of the game its
 //! instance is playing, with a per-game cap and the last lines kept.
 //!
-//! Owns the capture threads and the tail; never interprets what a bot says.
+//! Owns the capture threads and the tail; interprets only one kind of line:
+//! the shipped bot libraries' [`LIBRARY_FALLBACK`] line (the library played a
+//! move the bot did not choose), which it warns about and counts.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -16,6 +18,13 @@ pub const MAX_LINES_PER_GAME: u32 = 2000;
 /// stderr lines kept for a game record.
 pub const TAIL_LINES: usize = 20;
 
+/// How the shipped libraries (bots/*/mailbox.*) start the stderr line they
+/// write when the bot's own choice was not a legal move or raised, and they
+/// played the first legal move instead.
+pub const LIBRARY_FALLBACK: &str = "mailbox fallback:";
+/// Fallback lines kept over an instance's life (for check-bot).
+const FALLBACK_LINES_KEPT: usize = 200;
+
 /// Where an instance's output goes: the current game's span and a tail.
 #[derive(Debug)]
 pub struct BotOutput {
@@ -24,6 +33,10 @@ pub struct BotOutput {
     tail: Mutex<VecDeque<String>>,
     lines: AtomicU32,
     dropped: AtomicU32,
+    /// Library fallbacks in the current game.
+    fallbacks: AtomicU32,
+    /// Library fallback lines over the instance's life (the first ones).
+    fallback_lines: Mutex<Vec<String>>,
 }
 
 impl BotOutput {
@@ -34,6 +47,8 @@ impl BotOutput {
             tail: Mutex::new(VecDeque::new()),
             lines: AtomicU32::new(0),
             dropped: AtomicU32::new(0),
+            fallbacks: AtomicU32::new(0),
+            fallback_lines: Mutex::new(Vec::new()),
         })
     }
 
@@ -45,6 +60,21 @@ impl BotOutput {
         self.tail.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.lines.store(0, Ordering::Relaxed);
         self.dropped.store(0, Ordering::Relaxed);
+        self.fallbacks.store(0, Ordering::Relaxed);
+    }
+
+    /// Library fallback lines seen this game.
+    pub fn fallbacks(&self) -> u32 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// Library fallback lines since the instance was made (at most
+    /// [`FALLBACK_LINES_KEPT`]), oldest first.
+    pub fn fallback_lines(&self) -> Vec<String> {
+        self.fallback_lines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The last stderr lines of this game.
@@ -82,6 +112,10 @@ impl BotOutput {
                 tail.pop_front();
             }
             tail.push_back(line.clone());
+            drop(tail);
+            if line.starts_with(LIBRARY_FALLBACK) {
+                self.fallback(&line);
+            }
         }
         let n = self.lines.fetch_add(1, Ordering::Relaxed);
         if n >= MAX_LINES_PER_GAME {
@@ -98,6 +132,28 @@ impl BotOutput {
         }
         let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).clone();
         tracing::debug!(target: "bot", parent: &span, bot = %self.id, stream, "{line}");
+    }
+
+    /// The first fallback of a game is a warning on the console (the rest are
+    /// in the game log, and counted for [`BotOutput::fallbacks`]).
+    fn fallback(&self, line: &str) {
+        let n = self.fallbacks.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut kept = self
+            .fallback_lines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if kept.len() < FALLBACK_LINES_KEPT {
+            kept.push(line.to_string());
+        }
+        drop(kept);
+        if n == 1 {
+            let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            tracing::warn!(
+                parent: &span,
+                "{}: its library played a move the bot did not choose: {line}",
+                self.id
+            );
+        }
     }
 
     /// Reads `pipe` to its end on a thread, one line at a time.

@@ -19,21 +19,43 @@ pub use progress::Progress;
 
 use crate::record::{GameRecord, Winner};
 
-/// One line saying how a game ended, e.g. `greedy (black) beat random 40-24 (normal)`.
+/// One line saying how a game ended, the winner first with the winner's
+/// score first, e.g. `greedy (white) beat random (black) 40-24 (normal)`.
+/// Scores are the discs after win-or-forfeit scoring.
 pub fn result_line(r: &GameRecord) -> String {
-    let score = format!("{}-{}", r.discs_wof.black, r.discs_wof.white);
+    let (b, w) = (r.discs_wof.black, r.discs_wof.white);
     match r.result {
         Winner::Draw => format!(
-            "{} (black) and {} (white) drew {score} ({})",
+            "{} (black) and {} (white) drew {b}-{w} ({})",
             r.black, r.white, r.reason
         ),
         Winner::Black => format!(
-            "{} (black) beat {} (white) {score} ({})",
+            "{} (black) beat {} (white) {b}-{w} ({})",
             r.black, r.white, r.reason
         ),
         Winner::White => format!(
-            "{} (white) beat {} (black) {score} ({})",
+            "{} (white) beat {} (black) {w}-{b} ({})",
             r.white, r.black, r.reason
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rating::tests::game;
+
+    #[test]
+    fn the_winners_score_comes_first_beside_the_winners_name() {
+        let r = game("random", "python-weighted", Winner::White, (22, 42));
+        assert_eq!(
+            result_line(&r),
+            "python-weighted (white) beat random (black) 42-22 (normal)"
+        );
+        let r = game("random", "python-weighted", Winner::Black, (42, 22));
+        assert_eq!(
+            result_line(&r),
+            "random (black) beat python-weighted (white) 42-22 (normal)"
+        );
     }
 }

@@ -4,6 +4,7 @@
 mod bots;
 mod cheats;
 mod faults;
+mod first_hour;
 mod fixture;
 mod hostile;
 mod hostile_board;
