@@ -20,3 +20,4 @@ pub mod referee;
 pub mod report;
 pub mod results;
 pub mod schedule;
+pub mod serve;

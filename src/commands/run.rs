@@ -89,6 +89,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     check_schedule(&config.results, &stored)?;
     let ids: Vec<String> = games.iter().map(|g| g.id.clone()).collect();
     let (mut store, done) = ResultStore::open(&config.results, &ids)?;
+    let live_page = match args.serve {
+        Some(addr) => {
+            let server = crate::serve::LiveServer::start(&config.results, addr)?;
+            eprintln!("{}", server.announce());
+            Some(server)
+        }
+        None => None,
+    };
     let finished: std::collections::HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
     if let Some(stray) = done.iter().find(|r| !games.iter().any(|g| g.id == r.id)) {
         return Err(HarnessError::ScheduleChanged(format!(
@@ -176,6 +184,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     crate::mailbox::sweep_temp_files(lock.board());
     let left = outcome?;
     drop(lock);
+    if let Some(server) = live_page {
+        // The viewers keep the final standings on screen.
+        server.stop();
+    }
 
     let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
     print!("{}", render_results(&config.results, &names, format)?);
