@@ -77,6 +77,9 @@ table.cross tbody tr:first-child td { color: var(--accent); font-weight: 700; }
 td.self, td.none { color: var(--muted); text-align: center; }
 #recent { padding-left: 1.6em; margin: 0; }
 #recent li { margin: 0.2em 0; }
+body[data-finished="true"] #live-games { display: none; }
+body[data-finished="true"] main { grid-template-columns: minmax(0, 1fr); }
+body[data-finished="true"] table.cross { font-size: 1.3em; }
 @media (max-width: 1000px) { main { grid-template-columns: minmax(0, 1fr); } }
 @media (max-width: 600px) {
   body { font-size: 16px; padding: 0.5rem; }
@@ -118,7 +121,7 @@ const SCRIPT: &str = r##"
     c.className = "game";
     c.setAttribute("data-game-id", g.id);
     var h = document.createElement("h3"), b = document.createElement("span"), vs = document.createElement("span"), w = document.createElement("span");
-    b.textContent = "● " + g.black; vs.className = "vs"; vs.textContent = " vs "; w.textContent = "○ " + g.white;
+    b.textContent = g.black + " (black)"; vs.className = "vs"; vs.textContent = " vs "; w.textContent = g.white + " (white)";
     h.appendChild(b); h.appendChild(vs); h.appendChild(w);
     c.appendChild(h);
     c.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "svg")).setAttribute("class", "board");
@@ -139,7 +142,7 @@ const SCRIPT: &str = r##"
     cells.forEach(function (v) { if (v === 1) black++; else if (v === 2) white++; });
     drawOthelloBoard(c.querySelector("svg.board"), g.size, cells, squareOf(g.last, g.size), CELL, MARGIN);
     var last = g.last ? " · " + g.color + " " + g.last + (g.last === "pass" ? "" : " (" + g.ms + " ms)") : "";
-    c.querySelector(".line").textContent = "ply " + g.ply + " · ● " + black + "  ○ " + white + last;
+    c.querySelector(".line").textContent = "ply " + g.ply + " · black " + black + " · white " + white + last;
     c.querySelector(".note2").textContent = g.note;
   }
   function render(s) {

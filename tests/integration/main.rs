@@ -4,6 +4,7 @@
 mod bots;
 mod faults;
 mod fixture;
+mod live_page;
 mod mailbox;
 mod records;
 mod referee;
