@@ -47,6 +47,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Write a self-contained HTML report with replayable games.
     Report(ReportArgs),
+    /// Serve a live web page of a results folder: crosstable, progress and
+    /// every running game, updated as it happens (read-only).
+    Serve(ServeArgs),
     /// Measure the harness: hand-off latency, throughput, idle cost, rules
     /// engine, scale.
     Bench(BenchArgs),
@@ -100,6 +103,19 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The results folder (default: tournament.toml's, else ./results).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Where to listen; 0.0.0.0:8000 shows the page to the network.
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub addr: std::net::SocketAddr,
+}
+
+#[derive(Debug, Args)]
 pub struct BenchArgs {
     /// A first look in under 30 seconds (fewer repetitions, smaller sizes).
     #[arg(long)]
@@ -124,6 +140,10 @@ pub struct RunArgs {
     /// Crosstable format printed at the end: text, markdown, csv or json.
     #[arg(long, default_value = "text")]
     pub format: String,
+    /// Serve the live web page while it runs (as `tournament serve`), on
+    /// ADDR (default 127.0.0.1:8000).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8000")]
+    pub serve: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]

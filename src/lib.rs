@@ -22,3 +22,4 @@ pub mod report;
 pub mod results;
 pub mod sandbox;
 pub mod schedule;
+pub mod serve;

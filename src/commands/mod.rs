@@ -13,6 +13,7 @@ mod play;
 mod players;
 mod report;
 mod run;
+mod serve;
 mod watch;
 
 use crate::cli::{BoardCommand, Cli, Command};
@@ -29,6 +30,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::CheckBot(args) => check_bot::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Perft(args) => perft::run(&args),
     }

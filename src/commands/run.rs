@@ -145,6 +145,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let to_play = check_schedule(&config.results, &stored)?;
     let games = to_play.games.clone();
     let (mut store, done) = ResultStore::open(&config.results, &to_play)?;
+    let live_page = match args.serve {
+        Some(addr) => {
+            let server = crate::serve::LiveServer::start(&config.results, addr)?;
+            eprintln!("{}", server.announce());
+            Some(server)
+        }
+        None => None,
+    };
     let statement = crate::sandbox::Statement::of(&config.players, crate::sandbox::protections());
     if let Err(e) = statement.record(&config.results) {
         tracing::warn!("cannot write {}: {e}", crate::sandbox::STATEMENT_FILE);
@@ -317,6 +325,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     crate::mailbox::sweep_temp_files(lock.board());
     outcome?;
     drop(lock);
+    if let Some(server) = live_page {
+        // The viewers keep the final standings on screen.
+        server.stop();
+    }
 
     print!("{}", render_results(&config.results, &names, format)?);
     println!(

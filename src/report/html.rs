@@ -42,9 +42,13 @@ pub fn escape(text: &str) -> String {
 /// JSON that can sit inside a `<script>` element: `<`, `>` and `&` are
 /// written as `\u003c`… (they only occur inside JSON strings).
 fn script_json(value: &serde_json::Value) -> String {
-    serde_json::to_string(value)
-        .expect("JSON of plain values")
-        .replace('<', "\\u003c")
+    script_safe(&serde_json::to_string(value).expect("JSON of plain values"))
+}
+
+/// JSON text made safe to sit inside a `<script>` element (as
+/// [`script_json`]).
+pub fn script_safe(json: &str) -> String {
+    json.replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
         .replace('\u{2028}', "\\u2028")
@@ -123,9 +127,15 @@ fn games_json(records: &[GameRecord]) -> serde_json::Value {
     serde_json::Value::Array(games)
 }
 
-fn crosstable_html(out: &mut String, table: &Crosstable) {
+/// The crosstable as an HTML `<table class="cross">`, with `id` when it is
+/// not empty (the live page's `#crosstable`).
+pub fn crosstable_html(out: &mut String, table: &Crosstable, id: &str) {
     let n = table.standings.len();
-    out.push_str("<table class=\"cross\"><thead><tr><th>#</th><th class=\"l\">Player</th><th>Points</th><th>Games</th><th>W-D-L</th><th>Discs</th><th>Elo</th>");
+    out.push_str("<table class=\"cross\"");
+    if !id.is_empty() {
+        let _ = write!(out, " id=\"{}\"", escape(id));
+    }
+    out.push_str("><thead><tr><th>#</th><th class=\"l\">Player</th><th>Points</th><th>Games</th><th>W-D-L</th><th>Discs</th><th>Elo</th>");
     for k in 1..=n {
         let _ = write!(out, "<th>{k}</th>");
     }
@@ -250,7 +260,7 @@ pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Cros
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{t} — report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <title>{t} — report</title>\n<style>{STYLE}{BOARD_STYLE}</style>\n</head>\n<body>\n\
          <header><h1>{t}</h1><p class=\"meta\">{n} games · {p} players · generated {g}</p>\n\
          <nav><a href=\"#crosstable\">Crosstable</a> · <a href=\"#players\">Players</a> · <a href=\"#games\">Games</a></nav></header>\n",
         t = escape(title),
@@ -262,7 +272,7 @@ pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Cros
     if table.standings.is_empty() {
         out.push_str("<p>No games yet.</p>\n");
     } else {
-        crosstable_html(&mut out, table);
+        crosstable_html(&mut out, table, "");
         out.push_str("<p class=\"note\">Points: win 1, draw ½. Discs: own minus opponent's, empty squares to the winner. Elo ± 95 % interval. Column <i>k</i> is the score against the player ranked <i>k</i>.</p>\n");
     }
     out.push_str("</section>\n<section id=\"players\"><h2>Players</h2>\n");
@@ -286,7 +296,7 @@ pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Cros
     out.push_str("</section>\n");
     let _ = write!(
         out,
-        "<script type=\"application/json\" id=\"games-data\">{}</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
+        "<script type=\"application/json\" id=\"games-data\">{}</script>\n<script>{BOARD_SCRIPT}</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
         script_json(&games_json(records))
     );
     out
@@ -319,6 +329,11 @@ tr.current td { background: #fff6d6; }
 #v-moves span.op { color: var(--muted); }
 #v-moves span.now { background: #ffd866; }
 #v-error { color: #b00020; }
+"#;
+
+/// The style of an SVG board drawn by [`BOARD_SCRIPT`] (also the live
+/// page's, `crate::serve`).
+pub const BOARD_STYLE: &str = r#"
 svg.board { display: block; }
 svg.board .bg { fill: #1f7a4d; }
 svg.board .grid { stroke: #0e4a2c; stroke-width: 1; }
@@ -327,6 +342,45 @@ svg.board .stone.black { fill: #000000; }
 svg.board .stone.white { fill: #ffffff; stroke: #444; stroke-width: 1; }
 svg.board .stone.last { stroke: #e4352b; stroke-width: 3; }
 "#;
+
+/// `drawOthelloBoard(svg, n, cells, last, cell, margin)`: draws an `n`×`n`
+/// board into the `<svg>` element `svg`: `cells[i]` is 0 (empty), 1 (black)
+/// or 2 (white) for square `i` (row-major from a1), `last` the square
+/// ringed as the last move (-1: none), `cell` and `margin` sizes in SVG
+/// units. The report's viewer and the live page (`crate::serve`) both draw
+/// with it.
+pub const BOARD_SCRIPT: &str = r##"
+"use strict";
+function drawOthelloBoard(svg, n, cells, last, CELL, MARGIN) {
+  var SVG = "http://www.w3.org/2000/svg", i;
+  function el(name, attrs, parent) {
+    var e = document.createElementNS(SVG, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  var full = n * CELL + 2 * MARGIN;
+  svg.setAttribute("width", full); svg.setAttribute("height", full);
+  svg.setAttribute("viewBox", "0 0 " + full + " " + full);
+  while (svg.firstChild) svg.removeChild(svg.firstChild);
+  el("rect", {"class": "bg", x: MARGIN, y: MARGIN, width: n * CELL, height: n * CELL}, svg);
+  for (i = 0; i <= n; i++) {
+    el("line", {"class": "grid", x1: MARGIN + i * CELL, y1: MARGIN, x2: MARGIN + i * CELL, y2: MARGIN + n * CELL}, svg);
+    el("line", {"class": "grid", x1: MARGIN, y1: MARGIN + i * CELL, x2: MARGIN + n * CELL, y2: MARGIN + i * CELL}, svg);
+  }
+  for (i = 0; i < n; i++) {
+    var t = el("text", {"class": "label", x: MARGIN + i * CELL + CELL / 2, y: MARGIN - 6, "text-anchor": "middle"}, svg);
+    t.textContent = String.fromCharCode(97 + i);
+    t = el("text", {"class": "label", x: MARGIN - 8, y: MARGIN + i * CELL + CELL / 2 + 4, "text-anchor": "middle"}, svg);
+    t.textContent = String(i + 1);
+  }
+  for (i = 0; i < n * n; i++) {
+    if (!cells[i]) continue;
+    var cls = "stone " + (cells[i] === 1 ? "black" : "white") + (i === last ? " last" : "");
+    el("circle", {"class": cls, cx: MARGIN + (i % n) * CELL + CELL / 2, cy: MARGIN + Math.floor(i / n) * CELL + CELL / 2, r: CELL * 0.42}, svg);
+  }
+}
+"##;
 
 const VIEWER: &str = r#"<div id="viewer">
 <svg id="board" class="board" role="img" aria-label="board"></svg>
@@ -347,7 +401,6 @@ const SCRIPT: &str = r##"
 (function () {
   var games = JSON.parse(document.getElementById("games-data").textContent);
   if (!games.length) return;
-  var SVG = "http://www.w3.org/2000/svg";
   var CELL = 48, MARGIN = 22;
   var DIRS = [[1,0],[-1,0],[0,1],[0,-1],[1,1],[1,-1],[-1,1],[-1,-1]];
   var current = 0, ply = 0, boards = [], replayError = "";
@@ -393,12 +446,6 @@ const SCRIPT: &str = r##"
     }
     return out;
   }
-  function el(name, attrs, parent) {
-    var e = document.createElementNS(SVG, name);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (parent) parent.appendChild(e);
-    return e;
-  }
   function lastSquare(g, p) {
     if (p < 1) return -1;
     var m = g.moves[p - 1];
@@ -406,28 +453,8 @@ const SCRIPT: &str = r##"
     return (parseInt(m.m.slice(1), 10) - 1) * g.size + (m.m.charCodeAt(0) - 97);
   }
   function drawBoard() {
-    var g = games[current], n = g.size, svg = document.getElementById("board");
-    var full = n * CELL + 2 * MARGIN, i;
-    svg.setAttribute("width", full); svg.setAttribute("height", full);
-    svg.setAttribute("viewBox", "0 0 " + full + " " + full);
-    while (svg.firstChild) svg.removeChild(svg.firstChild);
-    el("rect", {"class": "bg", x: MARGIN, y: MARGIN, width: n * CELL, height: n * CELL}, svg);
-    for (i = 0; i <= n; i++) {
-      el("line", {"class": "grid", x1: MARGIN + i * CELL, y1: MARGIN, x2: MARGIN + i * CELL, y2: MARGIN + n * CELL}, svg);
-      el("line", {"class": "grid", x1: MARGIN, y1: MARGIN + i * CELL, x2: MARGIN + n * CELL, y2: MARGIN + i * CELL}, svg);
-    }
-    for (i = 0; i < n; i++) {
-      var t = el("text", {"class": "label", x: MARGIN + i * CELL + CELL / 2, y: MARGIN - 6, "text-anchor": "middle"}, svg);
-      t.textContent = String.fromCharCode(97 + i);
-      t = el("text", {"class": "label", x: MARGIN - 8, y: MARGIN + i * CELL + CELL / 2 + 4, "text-anchor": "middle"}, svg);
-      t.textContent = String(i + 1);
-    }
-    var b = boards[Math.min(ply, boards.length - 1)], last = lastSquare(g, ply);
-    for (i = 0; i < n * n; i++) {
-      if (!b[i]) continue;
-      var cls = "stone " + (b[i] === 1 ? "black" : "white") + (i === last ? " last" : "");
-      el("circle", {"class": cls, cx: MARGIN + (i % n) * CELL + CELL / 2, cy: MARGIN + Math.floor(i / n) * CELL + CELL / 2, r: CELL * 0.42}, svg);
-    }
+    var g = games[current], b = boards[Math.min(ply, boards.length - 1)];
+    drawOthelloBoard(document.getElementById("board"), g.size, b, lastSquare(g, ply), CELL, MARGIN);
   }
   function text(id, value) { document.getElementById(id).textContent = value; }
   function show() {

@@ -8,6 +8,7 @@ mod first_hour;
 mod fixture;
 mod hostile;
 mod hostile_board;
+mod live_page;
 mod mailbox;
 mod records;
 mod referee;

@@ -393,7 +393,7 @@ fn wthor_export_reads_back_with_the_wthor_crate() {
 // ---------------------------------------------------------------------------
 // The HTML report in headless Chromium.
 
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join("chromium"))

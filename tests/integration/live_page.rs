@@ -1,0 +1,517 @@
+//! The live page (`tournament serve`, `tournament run --serve`) as a viewer
+//! meets it: over real HTTP from a raw socket (what it serves and refuses),
+//! and in headless Chromium during a real run of slow bots (the boards move
+//! on between two looks, the final standings at the end). Screenshots are
+//! kept in `target/test-artefacts/`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::fixture::{fakebot, project_root, tournament_bin, wait_until, Scratch};
+use crate::records::chromium;
+
+/// A `tournament` process that announced its live page; killed on drop.
+struct Served {
+    child: Child,
+    /// `127.0.0.1:PORT`
+    addr: String,
+    announce: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Served {
+    fn start(s: &Scratch, args: &[&str]) -> Served {
+        let mut child = Command::new(tournament_bin())
+            .args(args)
+            .current_dir(s.path())
+            .env_remove("TOURNAMENT_LOG")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut seen = String::new();
+        let announce = loop {
+            match lines.next() {
+                Some(Ok(line)) if line.starts_with("live page: ") => break line,
+                Some(Ok(line)) => seen.push_str(&(line + "\n")),
+                _ => panic!("no live page announced: {seen}"),
+            }
+        };
+        let stderr = Arc::new(Mutex::new(seen));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        let port = announce
+            .split(':')
+            .find_map(|part| {
+                let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+                (!digits.is_empty() && part[digits.len()..].starts_with('/')).then_some(digits)
+            })
+            .unwrap_or_else(|| panic!("no port in {announce}"));
+        Served {
+            child,
+            addr: format!("127.0.0.1:{port}"),
+            announce,
+            stderr,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw HTTP/1.1 request: (status, body). The target is sent as given,
+/// `..` and all (a browser would normalise it first).
+fn http(addr: &str, method: &str, target: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line for {target}: {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// The snapshot the page renders, from `/state`.
+fn state(addr: &str) -> serde_json::Value {
+    let (status, body) = http(addr, "GET", "/state");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Every file under `dir` with its length and modification time.
+fn tree(dir: &Path) -> Vec<(PathBuf, u64, SystemTime)> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+        if meta.is_dir() {
+            out.extend(tree(&entry.path()));
+        } else {
+            out.push((entry.path(), meta.len(), meta.modified().unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+const SECRET: &str = "TOP-SECRET-a81c";
+
+#[test]
+fn the_live_page_serves_nothing_outside_the_results_folder_and_writes_nothing() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        "[tournament]\nname = \"Escape\"\ngames-per-pairing = 2\n\n\
+         [[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n\
+         [[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n",
+    );
+    s.run_ok(&["-q", "run"], 60);
+    let secret = s.write("secret.txt", SECRET);
+    std::os::unix::fs::symlink(&secret, s.join("results/link.txt")).unwrap();
+    std::os::unix::fs::symlink(s.path(), s.join("results/up")).unwrap();
+    let before = tree(&s.join("results"));
+
+    let served = Served::start(&s, &["serve", "--addr", "127.0.0.1:0"]);
+    assert!(
+        served.announce.contains("this machine only"),
+        "{}",
+        served.announce
+    );
+    let addr = served.addr.as_str();
+
+    // What it does serve.
+    let (status, page) = http(addr, "GET", "/");
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"initial-state\""), "{page}");
+    let st = state(addr);
+    assert!(st["crosstable"]
+        .as_str()
+        .unwrap()
+        .starts_with("<table class=\"cross\" id=\"crosstable\">"));
+    assert_eq!(st["done"], 2);
+    assert_eq!(st["finished"], true);
+    let id = st["recent"][0]["id"].as_str().unwrap().to_string();
+    let (status, log) = http(addr, "GET", &format!("/results/logs/{id}.log"));
+    assert_eq!(status, 200);
+    assert_eq!(
+        log,
+        std::fs::read_to_string(s.join(&format!("results/logs/{id}.log"))).unwrap()
+    );
+    let (status, report) = http(addr, "GET", "/report");
+    assert_eq!(status, 200);
+    assert!(report.contains(&id) && report.contains("id=\"game-list\""));
+
+    // What it refuses: everything that would leave the folder.
+    let abs = secret.display().to_string();
+    let abs_encoded = abs.replace('/', "%2F");
+    let attempts = [
+        "/results/../secret.txt".to_string(),
+        "/results/logs/../../secret.txt".to_string(),
+        "/../secret.txt".to_string(),
+        "/results/%2e%2e/secret.txt".to_string(),
+        "/results/%2e%2e%2fsecret.txt".to_string(),
+        "/results/%2E%2E%2Fsecret.txt".to_string(),
+        "/results/..%2fsecret.txt".to_string(),
+        "/results/..%5csecret.txt".to_string(),
+        "/results/logs%2f..%2f..%2fsecret.txt".to_string(),
+        "/%2e%2e/secret.txt".to_string(),
+        format!("/results/{abs}"),
+        format!("/results/{abs_encoded}"),
+        format!("/results/%2e%2e{abs_encoded}"),
+        abs.clone(),
+        "/results/link.txt".to_string(),
+        "/results/up/secret.txt".to_string(),
+        "/results/".to_string(),
+        "/results/logs".to_string(),
+        "/secret.txt".to_string(),
+    ];
+    for target in &attempts {
+        let (status, body) = http(addr, "GET", target);
+        assert_ne!(status, 200, "{target} was served: {body}");
+        assert!(!body.contains(SECRET), "{target} leaked the secret");
+    }
+    for method in ["POST", "PUT", "DELETE"] {
+        let (status, _) = http(addr, method, "/results/games.jsonl");
+        assert_eq!(status, 405, "{method}");
+    }
+    // A stream opened and dropped, then the page again: still nothing written.
+    let mut events = TcpStream::connect(addr).unwrap();
+    write!(events, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut first = [0u8; 64];
+    events.read_exact(&mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first).starts_with("HTTP/1.1 200"));
+    drop(events);
+    assert_eq!(http(addr, "GET", "/").0, 200);
+    assert_eq!(
+        tree(&s.join("results")),
+        before,
+        "the results folder changed"
+    );
+    drop(served);
+
+    // Shown to the network, it says so.
+    let open = Served::start(&s, &["serve", "--addr", "0.0.0.0:0"]);
+    assert!(
+        open.announce.contains("read-only") && open.announce.contains("visible to the network"),
+        "{}",
+        open.announce
+    );
+}
+
+/// Drives one headless Chromium session over `--remote-debugging-pipe`
+/// (the DevTools protocol, NUL-separated JSON on fds 3 and 4): opens the
+/// page once and runs `plan`'s steps in it, in order: `{"until": js}`
+/// (wait for it to be true), `{"wait": secs}`, `{"size": [w, h]}` (the
+/// viewport), `{"eval": js}` (its value is returned) and `{"shot": path}`.
+/// One session, so what changes between two looks came over the page's
+/// own event stream, not a reload.
+const DRIVER: &str = r#"
+import base64, json, os, subprocess, sys, time
+chrome, profile, url, plan = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+to_r, to_w = os.pipe()
+from_r, from_w = os.pipe()
+def fds():
+    os.dup2(to_r, 3)
+    os.dup2(from_w, 4)
+proc = subprocess.Popen([chrome, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--hide-scrollbars", "--force-device-scale-factor=1", "--remote-debugging-pipe",
+    "--user-data-dir=" + profile, "about:blank"],
+    preexec_fn=fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+os.close(to_r); os.close(from_w)
+out, inp = os.fdopen(to_w, "wb", buffering=0), os.fdopen(from_r, "rb", buffering=0)
+buf, ids = b"", [0]
+def call(method, params=None, session=None):
+    global buf
+    ids[0] += 1
+    msg = {"id": ids[0], "method": method, "params": params or {}}
+    if session: msg["sessionId"] = session
+    out.write(json.dumps(msg).encode() + b"\0")
+    while True:
+        while b"\0" not in buf:
+            chunk = inp.read(65536)
+            if not chunk: raise SystemExit("chromium closed the pipe")
+            buf += chunk
+        raw, buf = buf.split(b"\0", 1)
+        reply = json.loads(raw)
+        if reply.get("id") == ids[0]:
+            if "error" in reply: raise SystemExit(f"{method}: {reply['error']}")
+            return reply["result"]
+def value(expr, session):
+    r = call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session)
+    if "exceptionDetails" in r: raise SystemExit(f"{expr}: {r['exceptionDetails']}")
+    return r.get("result", {}).get("value")
+try:
+    target = call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    call("Page.enable", session=session)
+    def size(w, h):
+        call("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600}, session)
+    size(1920, 1080)
+    call("Page.navigate", {"url": url}, session)
+    results = []
+    for step in plan:
+        if "until" in step:
+            end = time.time() + step.get("secs", 30)
+            while value(step["until"], session) is not True:
+                if time.time() > end: raise SystemExit("timed out: " + step["until"])
+                time.sleep(0.1)
+        elif "wait" in step:
+            time.sleep(step["wait"])
+        elif "size" in step:
+            size(*step["size"])
+        elif "eval" in step:
+            results.append(value(step["eval"], session))
+        elif "shot" in step:
+            data = call("Page.captureScreenshot", {"format": "png"}, session)["data"]
+            open(step["shot"], "wb").write(base64.b64decode(data))
+    print(json.dumps(results))
+finally:
+    proc.kill()
+    proc.wait()
+"#;
+
+/// Runs `plan` (see [`DRIVER`]) on `url`; the values of its `eval` steps.
+fn browse(
+    s: &Scratch,
+    profile: &str,
+    url: &str,
+    plan: serde_json::Value,
+) -> Vec<serde_json::Value> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(DRIVER)
+        .arg(chromium())
+        .arg(s.join(&format!("chromium-{profile}")))
+        .arg(url)
+        .arg(plan.to_string())
+        .output()
+        .expect("python3 (already needed by the fake bot)");
+    assert!(
+        out.status.success(),
+        "the Chromium driver failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// What a look at the page reads: events received, status, progress, the
+/// running games (id, ply, stones drawn, discs in `data-board`), the
+/// crosstable's body rows (cells' text) and the latest games listed.
+const LOOK: &str = r##"JSON.stringify({
+  updates: +document.body.getAttribute("data-updates"),
+  status: document.getElementById("status").textContent,
+  progress: document.getElementById("progress").textContent,
+  games: Array.prototype.map.call(document.querySelectorAll("article.game"), function (c) {
+    return [c.getAttribute("data-game-id"), +c.getAttribute("data-ply"),
+            c.querySelectorAll("svg.board circle.stone").length,
+            c.getAttribute("data-board").replace(/[^XO]/g, "").length];
+  }),
+  rows: Array.prototype.map.call(document.querySelectorAll("table#crosstable tbody tr"), function (r) {
+    return Array.prototype.map.call(r.cells, function (td) { return td.textContent; });
+  }),
+  recent: document.querySelectorAll("#recent li").length
+})"##;
+
+#[derive(Debug, serde::Deserialize)]
+struct Look {
+    updates: u32,
+    status: String,
+    progress: String,
+    games: Vec<(String, u32, usize, usize)>,
+    rows: Vec<Vec<String>>,
+    recent: usize,
+}
+
+fn looks(values: &[serde_json::Value]) -> Vec<Look> {
+    values
+        .iter()
+        .map(|v| serde_json::from_str(v.as_str().expect("a JSON string")).unwrap())
+        .collect()
+}
+
+fn artefact(name: &str) -> String {
+    let dir = project_root().join("target/test-artefacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(name);
+    let _ = std::fs::remove_file(&file);
+    file.display().to_string()
+}
+
+fn assert_png(file: &str) {
+    let bytes = std::fs::read(file).unwrap_or_else(|_| panic!("no screenshot {file}"));
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 5000,
+        "{file}"
+    );
+}
+
+#[test]
+fn the_live_page_follows_a_run_of_slow_bots_in_headless_chromium() {
+    chromium();
+    let s = Scratch::new();
+    let bot = fakebot("slow 300");
+    let argv: Vec<String> = bot.split(' ').map(|a| format!("\"{a}\"")).collect();
+    s.write(
+        "tournament.toml",
+        &format!(
+            "[tournament]\nname = \"Projector\"\ngames-per-pairing = 4\nconcurrency = 2\n\n\
+             [openings]\nrandom-plies = 24\nseed = 3\n\n\
+             [[player]]\nname = \"slow-a\"\ncommand = [{argv}]\n\n\
+             [[player]]\nname = \"slow-b\"\ncommand = [{argv}]\n",
+            argv = argv.join(", ")
+        ),
+    );
+    // A viewer of the folder alone (as on another machine), up before the
+    // referee, and the referee's own page.
+    let viewer = Served::start(
+        &s,
+        &["serve", "--results", "results", "--addr", "127.0.0.1:0"],
+    );
+    let mut run = Served::start(&s, &["run", "--serve", "127.0.0.1:0"]);
+    let addr = run.addr.clone();
+    assert!(
+        wait_until(60, || {
+            let st = state(&addr);
+            st["running"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|g| g["last"].as_str() != Some("")))
+        }),
+        "no game got going: {}",
+        run.stderr.lock().unwrap()
+    );
+
+    // One page, two looks a few seconds apart: a board has moved on.
+    let projector = artefact("live-page-projector.png");
+    let phone = artefact("live-page-phone.png");
+    let values = browse(
+        &s,
+        "live",
+        &run.url(),
+        serde_json::json!([
+            {"until": "document.querySelectorAll('article.game[data-ply]').length > 0"},
+            {"eval": LOOK},
+            {"shot": projector},
+            {"wait": 3},
+            {"eval": LOOK},
+            {"size": [412, 915]},
+            {"shot": phone},
+        ]),
+    );
+    assert_png(&projector);
+    assert_png(&phone);
+    let seen = looks(&values);
+    for look in &seen {
+        assert_eq!(look.rows.len(), 2, "a row per player: {look:?}");
+        for (id, ply, stones, discs) in &look.games {
+            assert_eq!(stones, discs, "{id} at ply {ply}: the board drawn");
+            assert!(*discs >= 4 + 24, "{id}: the opening is on the board");
+        }
+    }
+    let (before, after) = (&seen[0], &seen[1]);
+    assert!(!before.games.is_empty(), "running games shown: {before:?}");
+    assert_eq!(before.status, "Live");
+    let moved = before.games.iter().any(|(id, ply, _, _)| {
+        after
+            .games
+            .iter()
+            .any(|(id2, ply2, _, _)| id == id2 && ply2 > ply)
+    });
+    let replaced = !after.games.is_empty()
+        && before
+            .games
+            .iter()
+            .all(|(id, _, _, _)| after.games.iter().all(|(id2, _, _, _)| id != id2));
+    assert!(
+        moved || replaced,
+        "no board moved on: {before:?} then {after:?}"
+    );
+    assert!(
+        after.updates > before.updates,
+        "the event stream pushed the change: {before:?} then {after:?}"
+    );
+
+    // The end: the referee's page stops with it; the viewer's page, open
+    // since before the end, shows the final standings.
+    let final_shot = artefact("live-page-final.png");
+    let (status, values) = std::thread::scope(|scope| {
+        let watching = scope.spawn(|| {
+            browse(
+                &s,
+                "final",
+                &viewer.url(),
+                serde_json::json!([
+                    {"until": "document.getElementById('status').textContent === 'Final standings'", "secs": 150},
+                    {"eval": LOOK},
+                    {"shot": final_shot},
+                ]),
+            )
+        });
+        let clock = Instant::now();
+        let status = loop {
+            if let Some(st) = run.child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                clock.elapsed() < Duration::from_secs(120),
+                "the run did not end"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        (status, watching.join().unwrap())
+    });
+    assert!(status.success(), "{}", run.stderr.lock().unwrap());
+    assert!(
+        TcpStream::connect(&addr).is_err(),
+        "run --serve stopped serving"
+    );
+    assert_png(&final_shot);
+    let last = &looks(&values)[0];
+    assert_eq!(last.progress, "4 / 4 games");
+    assert!(last.games.is_empty(), "no game running: {last:?}");
+    assert_eq!(last.recent, 4, "every game among the latest");
+    assert!(last.updates > 0, "the end came over the event stream");
+    assert_eq!(last.rows.len(), 2);
+    let points: f64 = last
+        .rows
+        .iter()
+        .map(|r| {
+            assert_eq!(r[3], "4", "games of {}", r[1]);
+            r[2].parse::<f64>().unwrap()
+        })
+        .sum();
+    assert_eq!(points, 4.0, "the points of 4 games");
+}
