@@ -14,6 +14,7 @@ pub mod stats;
 mod sys;
 pub mod table;
 mod tourney;
+mod viewers;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,8 @@ pub struct Plan {
     pub scale_opening_plies: usize,
     pub crosstable_games: usize,
     pub crosstable_reps: usize,
+    /// Games of each run of the live page's row.
+    pub viewer_games: u32,
 }
 
 impl Plan {
@@ -65,6 +68,7 @@ impl Plan {
                 scale_opening_plies: 56,
                 crosstable_games: 100_000,
                 crosstable_reps: 1,
+                viewer_games: 600,
             }
         } else {
             Plan {
@@ -81,6 +85,7 @@ impl Plan {
                 scale_opening_plies: 50,
                 crosstable_games: 100_000,
                 crosstable_reps: 3,
+                viewer_games: 1000,
             }
         }
     }
@@ -135,7 +140,7 @@ impl Rows {
 
 /// `TOURNAMENT_BENCH_ONLY=handoff,perft` runs only those sections (for
 /// profiling one of them); unset, all: handoff, throughput, idle, sandbox,
-/// perft, scale.
+/// perft, scale, serve.
 fn wanted(section: &str) -> bool {
     match std::env::var("TOURNAMENT_BENCH_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == section),
@@ -210,6 +215,10 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
         // project's machines a journal-less ext4 /tmp takes 4× longer).
         let place = if quick { places.last() } else { places.first() };
         scale_rows(&plan, place.expect("one place"), &mut rows, &mut notes);
+    }
+
+    if wanted("serve") {
+        viewer_rows(&plan, temp, &mut rows, &mut notes);
     }
 
     let rows = rows.0;
@@ -631,6 +640,66 @@ fn perft_rows(plan: &Plan, rows: &mut Rows) {
         rows.push(count, leaves as f64);
         rows.push(time, secs);
         rows.push(speed, leaves as f64 / secs / 1e6);
+    }
+}
+
+/// Row 6: the live page's cost to the referee: built-in bots, c=2, by
+/// `run` alone and by `run --serve` with 100 viewers on its event stream.
+fn viewer_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<String>) {
+    let n = viewers::VIEWERS;
+    let games = plan.viewer_games;
+    let alone = rows.add(Row::new(
+        format!(
+            "live page: {games} built-in games, c=2, no page ({})",
+            place.label
+        ),
+        Unit::Rate("games/s"),
+    ));
+    let watched = rows.add(Row::new(
+        format!("live page: the same with run --serve + {n} SSE viewers"),
+        Unit::Rate("games/s"),
+    ));
+    let ratio = rows.add(
+        Row::new(format!("live page: {n} viewers ÷ none"), Unit::Ratio)
+            .target(Target::AtLeast(0.9)),
+    );
+    let pushed = rows.add(Row::new("  snapshots each viewer received", Unit::Plain));
+    let random = Bot::Builtin("random");
+    let setup = Setup {
+        players: vec![("a".to_string(), &random), ("b".to_string(), &random)],
+        games_per_pairing: games,
+        concurrency: 2,
+        openings: vec![],
+        sandbox: true,
+    };
+    for rep in 1..=plan.reps {
+        progress(&format!(
+            "live page, run {rep}/{}: {games} games without, then with {n} viewers",
+            plan.reps
+        ));
+        let mut rate = [f64::NAN; 2];
+        for (k, page) in [false, true].into_iter().enumerate() {
+            let result = sys::Scratch::new(&place.dir, "viewers")
+                .map_err(anyhow::Error::from)
+                .and_then(|dir| viewers::measure(dir.path(), &setup, page));
+            match result {
+                Ok(m) => {
+                    rate[k] = m.rate;
+                    rows.push(if page { watched } else { alone }, m.rate);
+                    if page {
+                        let mut s = m.snapshots;
+                        s.sort_unstable();
+                        rows.push(pushed, s[s.len() / 2] as f64);
+                    }
+                }
+                Err(e) => {
+                    let why = err_line(&e);
+                    notes.push(format!("live page, run {rep}: {why}"));
+                    rows.fail(&[if page { watched } else { alone }, ratio, pushed], &why);
+                }
+            }
+        }
+        rows.push(ratio, rate[1] / rate[0]);
     }
 }
 

@@ -86,6 +86,16 @@ pub fn config_text(setup: &Setup<'_>) -> String {
 /// Runs `setup` in the folder `dir` (which must be empty or fresh) with
 /// `tournament -q run`, and checks that every game was played.
 pub fn run(dir: &Path, setup: &Setup<'_>, sample: bool) -> anyhow::Result<Outcome> {
+    run_with(dir, setup, sample, &[])
+}
+
+/// [`run`] with `extra` arguments after `run --config FILE`.
+pub fn run_with(
+    dir: &Path,
+    setup: &Setup<'_>,
+    sample: bool,
+    extra: &[String],
+) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(dir)?;
     let config = dir.join("tournament.toml");
     std::fs::write(&config, config_text(setup))?;
@@ -99,6 +109,7 @@ pub fn run(dir: &Path, setup: &Setup<'_>, sample: bool) -> anyhow::Result<Outcom
     let mut child = Command::new(exe)
         .args(["-q", "run", "--config"])
         .arg(&config)
+        .args(extra)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
