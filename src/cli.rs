@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// The heading of the options every command takes, shown after its own.
+const GLOBAL: &str = "Global options";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "tournament",
@@ -15,10 +18,10 @@ use clap::{Args, Parser, Subcommand};
 )]
 pub struct Cli {
     /// More log output (-v: every move, -vv: protocol messages).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
     /// Less log output (warnings and errors only).
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,

@@ -273,7 +273,10 @@ pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Cros
         out.push_str("<p>No games yet.</p>\n");
     } else {
         crosstable_html(&mut out, table, "");
-        out.push_str("<p class=\"note\">Points: win 1, draw ½. Discs: own minus opponent's, empty squares to the winner. Elo ± 95 % interval. Column <i>k</i> is the score against the player ranked <i>k</i>.</p>\n");
+        out.push_str(&format!(
+            "<p class=\"note\">{}</p>\n",
+            escape(&crate::report::crosstable::LEGEND.join(" "))
+        ));
     }
     out.push_str("</section>\n<section id=\"players\"><h2>Players</h2>\n");
     players_html(&mut out, table, records);

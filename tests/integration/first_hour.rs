@@ -242,3 +242,25 @@ fn a_closed_stdout_stops_every_command_quietly() {
         assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn help_shows_verbose_and_quiet_as_global_options_after_the_commands_own() {
+    for command in ["run", "play", "check-bot", "watch"] {
+        let out = crate::fixture::tournament()
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = text(&out.stdout);
+        let (own, global) = help
+            .split_once("\nGlobal options:\n")
+            .unwrap_or_else(|| panic!("{command}: no `Global options:` heading:\n{help}"));
+        assert!(
+            !own.contains("--verbose") && !own.contains("--quiet"),
+            "{help}"
+        );
+        assert!(
+            global.contains("-v, --verbose") && global.contains("-q, --quiet"),
+            "{help}"
+        );
+    }
+}

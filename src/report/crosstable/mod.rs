@@ -68,11 +68,24 @@ impl FromStr for TableFormat {
     }
 }
 
+/// What the columns mean, below the text table and the HTML report's table.
+pub const LEGEND: [&str; 2] = [
+    "Points: win 1, draw ½. Discs: own minus opponent's, empty squares to the winner.",
+    "Elo ± 95 % interval (± ∞: not enough games). Column k: the score against the player in row k.",
+];
+
 /// Renders `table` in `format`. `color` adds ANSI colours to the text
-/// format (the other formats ignore it). The result ends with a newline.
+/// format (the other formats ignore it); the text format ends with the
+/// [`LEGEND`]. The result ends with a newline.
 pub fn render(table: &Crosstable, format: TableFormat, color: bool) -> String {
     match format {
-        TableFormat::Text => text::render(table, color),
+        TableFormat::Text => format!(
+            "{}
+{}
+",
+            text::render(table, color),
+            LEGEND.join("\n")
+        ),
         TableFormat::Markdown => markdown::render(table),
         TableFormat::Csv => csv::render(table),
         TableFormat::Json => json::render(table),
@@ -249,6 +262,28 @@ pub(crate) mod tests {
                 assert!(render(&t, f, color).ends_with('\n'), "{f}");
                 assert!(render(&empty, f, color).ends_with('\n'), "{f}");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod legend_tests {
+    use super::*;
+
+    #[test]
+    fn the_text_table_ends_with_its_legend_and_the_others_do_not() {
+        let table = tests::sample();
+        let text = render(&table, TableFormat::Text, false);
+        assert!(
+            text.ends_with(
+                "\nPoints: win 1, draw ½. Discs: own minus opponent's, empty squares to the winner.\n\
+                 Elo ± 95 % interval (± ∞: not enough games). Column k: the score against the \
+                 player in row k.\n"
+            ),
+            "{text}"
+        );
+        for f in [TableFormat::Markdown, TableFormat::Csv, TableFormat::Json] {
+            assert!(!render(&table, f, false).contains("Points: win 1"));
         }
     }
 }
