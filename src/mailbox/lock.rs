@@ -248,6 +248,16 @@ fn remove_lock_folder(board: &Path, name: &str) {
 
 /// Opens (creating it, never truncating or following a link) the
 /// same-machine lock file `referee.lock`.
+/// Whether the holder `o` (on this host) still runs: its pid is alive and
+/// belongs to a process that started before it took the lock (a pid reused
+/// since does not count).
+fn holder_alive(o: &OwnerRecord) -> bool {
+    match humantime::parse_rfc3339_weak(&o.started) {
+        Ok(t) => crate::player::process::pid_alive_since(o.pid, t),
+        Err(_) => crate::player::process::pid_alive(o.pid),
+    }
+}
+
 fn open_flock_file(board: &Dir) -> io::Result<File> {
     use std::os::fd::AsFd;
     let path = board.path().join(FLOCK_FILE);
@@ -673,10 +683,7 @@ pub fn acquire_folder(
         }
         let now = Instant::now();
         let dead_here = owner.as_ref().is_some_and(|o| {
-            flock_held
-                && o.host == record.host
-                && o.pid != record.pid
-                && !crate::player::process::pid_alive(o.pid)
+            flock_held && o.host == record.host && o.pid != record.pid && !holder_alive(o)
         });
         let damaged = owner.is_none() && !text.is_empty();
         let stale = if damaged {

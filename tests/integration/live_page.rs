@@ -274,6 +274,9 @@ def value(expr, session):
     r = call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session)
     if "exceptionDetails" in r: raise SystemExit(f"{expr}: {r['exceptionDetails']}")
     return r.get("result", {}).get("value")
+def probe(expr, session):
+    r = call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session)
+    return None if "exceptionDetails" in r else r.get("result", {}).get("value")
 try:
     target = call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -286,7 +289,9 @@ try:
     for step in plan:
         if "until" in step:
             end = time.time() + step.get("secs", 30)
-            while value(step["until"], session) is not True:
+            # A page still loading (about:blank at first) answers with an
+            # exception: not yet.
+            while probe(step["until"], session) is not True:
                 if time.time() > end: raise SystemExit("timed out: " + step["until"])
                 time.sleep(0.1)
         elif "wait" in step:
