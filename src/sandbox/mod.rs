@@ -23,12 +23,16 @@
 //!   dumps, processes when the bot has a user of its own), and an
 //!   unprivileged user when the referee runs as root;
 //! - fair CPU: the whole namespace is stopped while it is not the bot's
-//!   move (unless the player ponders).
+//!   move (unless the player ponders), from [`STOP_AFTER`] its answer
+//!   ([`freeze`]).
 
+mod freeze;
 pub mod warden;
 
+pub use freeze::{Warden, STOP_AFTER};
+
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -334,113 +338,6 @@ pub fn lookup_user(name: &str) -> Result<(u32, u32), String> {
     Err(format!("cannot run bots as {name:?}: not Unix"))
 }
 
-/// The referee's end of a running warden: freeze and thaw the bot, and
-/// read how it ended.
-///
-/// The warden stops and continues every process of the bot's namespace
-/// (`S`/`C` on its pipe); the bot's own process group is also signalled
-/// directly, so the bot is let go without waiting for the warden to wake.
-#[derive(Debug)]
-pub struct Warden {
-    ctl: File,
-    ponder: bool,
-    frozen: bool,
-    /// The warden process (the leader of the group the referee started).
-    leader: Option<u32>,
-    /// The bot's own process group, once found below the warden.
-    bot_group: Option<i32>,
-    /// The bot cannot leave its group (seccomp): signalling the group is
-    /// enough, without the warden's sweep of the namespace.
-    contained: bool,
-}
-
-impl Warden {
-    /// Tells the handle which process is the warden.
-    pub fn attach(&mut self, leader: u32) {
-        self.leader = Some(leader);
-    }
-
-    /// Stops the bot and everything it started (unless it ponders). A
-    /// warden that is gone is not an error: the bot's end is seen elsewhere.
-    pub fn freeze(&mut self) {
-        if !self.ponder && !self.frozen {
-            let direct = self.signal_bot_group(SIGSTOP);
-            self.frozen = (direct && self.contained) || self.ctl.write_all(b"S").is_ok();
-        }
-    }
-
-    /// Lets the bot run again.
-    pub fn thaw(&mut self) {
-        if self.frozen {
-            if !(self.contained && self.bot_group.is_some()) {
-                let _ = self.ctl.write_all(b"C");
-            }
-            self.signal_bot_group(SIGCONT);
-            self.frozen = false;
-        }
-    }
-
-    /// Signals the bot's own group; false if it could not be found.
-    fn signal_bot_group(&mut self, sig: i32) -> bool {
-        #[cfg(unix)]
-        {
-            if self.bot_group.is_none() {
-                self.bot_group = self.leader.and_then(bot_group_below);
-            }
-            if let Some(g) = self.bot_group {
-                // SAFETY: killpg to the bot's group, which the warden made
-                // and which lives as long as the bot (a gone one errors).
-                return unsafe { libc::killpg(g, sig) } == 0;
-            }
-            false
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = sig;
-            false
-        }
-    }
-}
-
-#[cfg(unix)]
-const SIGSTOP: i32 = libc::SIGSTOP;
-#[cfg(unix)]
-const SIGCONT: i32 = libc::SIGCONT;
-#[cfg(not(unix))]
-const SIGSTOP: i32 = 19;
-#[cfg(not(unix))]
-const SIGCONT: i32 = 18;
-
-/// The first process below `leader` (its child or grandchild) that leads
-/// its own process group: the bot, which the warden puts in a group of
-/// its own. Linux only (`/proc/PID/task/PID/children`).
-fn bot_group_below(leader: u32) -> Option<i32> {
-    let children = |pid: u32| -> Vec<u32> {
-        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-            .unwrap_or_default()
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect()
-    };
-    let leads_group = |pid: u32| -> bool {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // "pid (comm) state ppid pgrp …": fields after the last ')'.
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
-            .and_then(|g| g.parse::<u32>().ok())
-            == Some(pid)
-    };
-    let mut level = vec![leader];
-    for _ in 0..2 {
-        let next: Vec<u32> = level.iter().flat_map(|&p| children(p)).collect();
-        if let Some(&bot) = next.iter().find(|&&p| leads_group(p)) {
-            return Some(bot as i32);
-        }
-        level = next;
-    }
-    None
-}
-
 /// A bot's command wrapped in its warden, ready to spawn.
 pub struct Wrapped {
     pub command: Command,
@@ -494,14 +391,7 @@ pub fn wrap(program: &str, args: &[String], policy: &Policy, ponder: bool) -> io
     }
     Ok(Wrapped {
         command,
-        warden: Warden {
-            ctl: ctl_w,
-            ponder,
-            frozen: false,
-            leader: None,
-            bot_group: None,
-            contained: policy.contain_group,
-        },
+        warden: Warden::new(ctl_w, ponder, policy.contain_group),
         report: rep_r,
         child_ends: (ctl_r, rep_w),
     })
