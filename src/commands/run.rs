@@ -26,8 +26,9 @@ use super::crosstable::{parse_format, render_results};
 /// with `--strict`. Bots started by hand are not checked.
 fn preflight(config: &mut Config, strict: bool) -> Result<(), HarnessError> {
     let mut problems = Vec::new();
-    config.players.retain(|p| match p.resolve() {
-        Ok(_) => true,
+    let board = config.board.clone();
+    config.players.retain(|p| match startable(p, &board) {
+        Ok(()) => true,
         Err(msg) => {
             problems.push(msg);
             false
@@ -59,10 +60,22 @@ fn preflight(config: &mut Config, strict: bool) -> Result<(), HarnessError> {
     Ok(())
 }
 
+/// Whether `p` can be started: its program is there and, when its bot
+/// runs sandboxed as a user of its own, that user can reach the program,
+/// the files its command names and the board.
+fn startable(p: &crate::player::PlayerSpec, board: &std::path::Path) -> Result<(), String> {
+    let argv = p.resolve()?;
+    match &p.launch {
+        crate::player::Launch::Command(_) if p.sandbox.enabled => {
+            crate::sandbox::check_reach(&p.name, &p.sandbox, &argv, &p.base_dir, board)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Says once which protections the bots' sandbox lacks on this machine
-/// and which players run without one; refuses a player whose own user
-/// could not reach its program or mailbox.
-fn announce_sandbox(config: &Config) -> Result<(), HarnessError> {
+/// and which players run without one.
+fn announce_sandbox(config: &Config) {
     let mut spawned = false;
     for p in &config.players {
         let crate::player::Launch::Command(_) = &p.launch else {
@@ -76,9 +89,6 @@ fn announce_sandbox(config: &Config) -> Result<(), HarnessError> {
             continue;
         }
         spawned = true;
-        let argv = p.resolve().map_err(HarnessError::PlayerUnavailable)?;
-        crate::sandbox::check_reach(&p.name, &p.sandbox, &argv, &p.base_dir, &config.board)
-            .map_err(HarnessError::PlayerUnavailable)?;
     }
     if spawned {
         let prot = crate::sandbox::protections();
@@ -86,7 +96,6 @@ fn announce_sandbox(config: &Config) -> Result<(), HarnessError> {
             tracing::warn!("sandbox: partial: {missing}");
         }
     }
-    Ok(())
 }
 
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
@@ -102,7 +111,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         .check_board()
         .map_err(|e| HarnessError::Config(e.to_string()))?;
     preflight(&mut config, args.strict)?;
-    announce_sandbox(&config)?;
+    announce_sandbox(&config);
     let swiss = config.format == Format::Swiss;
     let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
     let stored = StoredSchedule {

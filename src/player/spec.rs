@@ -65,11 +65,40 @@ pub fn install_hint(program: &str) -> Option<&'static str> {
     })
 }
 
-fn find_on_path(program: &str) -> Option<PathBuf> {
+/// The first `program` on PATH; for a bot that runs as a user of its own
+/// (`runs_as`), the first that user can reach, so a root's own
+/// interpreters (pyenv or nvm under /root) give way to the system's. A
+/// program skipped that way is said once, in the log.
+fn find_on_path(program: &str, runs_as: Option<(u32, u32)>) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    let mut found = std::env::split_paths(&path)
         .map(|dir| dir.join(program))
-        .find(|p| is_executable(p))
+        .filter(|p| is_executable(p));
+    let first = found.next()?;
+    let Some(user) = runs_as else {
+        return Some(first);
+    };
+    if crate::sandbox::unreachable_for(&first, user, true).is_none() {
+        return Some(first);
+    }
+    match found.find(|p| crate::sandbox::unreachable_for(p, user, true).is_none()) {
+        Some(other) => {
+            static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+            let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+            if !said.contains(&first) {
+                said.push(first.clone());
+                tracing::info!(
+                    "`{program}`: {} is out of reach of the bots' user (uid {}); bots use {}",
+                    first.display(),
+                    user.0,
+                    other.display()
+                );
+            }
+            Some(other)
+        }
+        // The reach check names where it is blocked.
+        None => Some(first),
+    }
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -101,6 +130,17 @@ impl PlayerSpec {
 
     pub fn is_waiting(&self) -> bool {
         self.launch == Launch::Waiting
+    }
+
+    /// The user this player's bot runs as when it is not the referee's
+    /// (a sandboxed bot under a root referee).
+    fn runs_as(&self) -> Option<(u32, u32)> {
+        if !self.sandbox.enabled || !crate::sandbox::is_root() {
+            return None;
+        }
+        crate::sandbox::user_under_root(&self.name, &self.sandbox)
+            .ok()
+            .flatten()
     }
 
     /// The program and arguments to run, paths resolved, placeholders not
@@ -156,7 +196,7 @@ impl PlayerSpec {
             }
             p
         } else {
-            find_on_path(program).ok_or_else(|| {
+            find_on_path(program, self.runs_as()).ok_or_else(|| {
                 let hint = install_hint(program)
                     .map(|h| format!(" (install it: {h})"))
                     .unwrap_or_default();

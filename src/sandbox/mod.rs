@@ -553,6 +553,12 @@ pub fn bot_user(
     if !protections.root {
         return Ok(None);
     }
+    user_under_root(player, settings)
+}
+
+/// The user a bot runs as under a root referee: `user`, default
+/// [`DEFAULT_USER`]; `None` if that is root itself.
+pub fn user_under_root(player: &str, settings: &Settings) -> Result<Option<(u32, u32)>, String> {
     let name = settings.user.as_deref().unwrap_or(DEFAULT_USER);
     let user = lookup_user(name).map_err(|e| format!("player `{player}`: {e} (user = ...)"))?;
     Ok((user.0 != 0).then_some(user))

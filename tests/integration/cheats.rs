@@ -399,3 +399,73 @@ fn a_referee_killed_9_leaves_no_bot_process() {
     let gone = crate::fixture::wait_until(10, || survivors(&root, &marker).is_empty());
     assert!(gone, "left behind: {:?}", survivors(&root, &marker));
 }
+
+/// As root, bots run as `nobody`: an interpreter first on PATH in a folder
+/// nobody cannot enter (pyenv under /root) gives way to the next one on
+/// PATH that nobody can reach, said once; with none, the player is
+/// skipped like a missing interpreter and the run says why.
+#[test]
+fn an_interpreter_out_of_the_bots_reach_gives_way_to_one_in_reach() {
+    assert!(
+        is_root(),
+        "this test needs a root referee, whose bots run as `nobody` (CI runs as root)"
+    );
+    let s = Scratch::new();
+    let root = s.path().to_path_buf();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tools = root.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::set_permissions(&tools, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fakebot = copy_into(&tools, &project_root().join("tests/fixtures/fakebot.py"));
+    let shim = s.write(
+        "private/bin/python3",
+        "#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n",
+    );
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(root.join("private"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let player = |name: &str| {
+        format!(
+            "[[player]]\nname = \"{name}\"\ncommand = [\"python3\", \"{}\", \"slow\", \"1\"]\n",
+            fakebot.display()
+        )
+    };
+    s.write(
+        "tournament.toml",
+        &format!(
+            "[tournament]\nname = \"reach\"\ngames-per-pairing = 2\nsize = 6\n[time]\nmove-ms = 10000\n{}{}",
+            player("a"),
+            player("b")
+        ),
+    );
+    let private_bin = root.join("private/bin").display().to_string();
+    let run = |path: &str| {
+        assert_cmd::Command::new(tournament_bin())
+            .current_dir(&root)
+            .arg("run")
+            .env("PATH", path)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+
+    let out = run(&format!("{private_bin}:/usr/bin:/bin"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let said = format!("{private_bin}/python3 is out of reach of the bots' user");
+    assert_eq!(err.matches(&said).count(), 1, "said once: {err}");
+    assert!(err.contains("bots use /usr/bin/python3"), "{err}");
+    let games = std::fs::read_to_string(root.join("results/games.jsonl")).unwrap();
+    assert_eq!(games.lines().count(), 2, "{games}");
+    assert!(!games.contains("forfeit"), "{games}");
+
+    std::fs::remove_dir_all(root.join("results")).unwrap();
+    let out = run(&private_bin);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains("runs as user nobody")
+            && err.contains("blocked at")
+            && err.contains("fewer than two players"),
+        "{err}"
+    );
+}
