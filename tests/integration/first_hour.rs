@@ -223,15 +223,17 @@ fn a_closed_stdout_stops_every_command_quietly() {
         &["perft", "3"],
         &["crosstable"],
     ] {
-        let mut child = std::process::Command::new(&bin)
+        // The reader is gone before the command starts (no race with a
+        // fast command that writes everything into the pipe's buffer).
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(&bin)
             .args(args)
             .current_dir(s.path())
-            .stdout(std::process::Stdio::piped())
+            .stdout(writer)
             .stderr(std::process::Stdio::piped())
-            .spawn()
+            .output()
             .unwrap();
-        drop(child.stdout.take()); // the reader is gone before anything is written
-        let out = child.wait_with_output().unwrap();
         let stderr = text(&out.stderr);
         assert_eq!(
             out.status.code(),
@@ -261,6 +263,149 @@ fn help_shows_verbose_and_quiet_as_global_options_after_the_commands_own() {
         assert!(
             global.contains("-v, --verbose") && global.contains("-q, --quiet"),
             "{help}"
+        );
+    }
+}
+
+/// `tournament check-bot` on the misreading test bot in `mode`: its exit
+/// code and report (stdout).
+fn check_misread(mode: &str) -> (Option<i32>, String) {
+    let s = Scratch::new();
+    let bot = project_root().join("tests/fixtures/misreadbot.py");
+    let out = s
+        .cmd(&["check-bot", "--", "python3", bot.to_str().unwrap(), mode])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (out.status.code(), text(&out.stdout))
+}
+
+#[test]
+fn check_bot_names_swapped_rows_and_columns_on_every_board_size() {
+    let (code, report) = check_misread("swap");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    for (size, line) in [
+        // 8×8, black: c8 is the only legal move; the bot answered h3.
+        (
+            8,
+            "hint      h3 with rows and columns swapped, c8, would be legal",
+        ),
+        // 6×6, white (e2, e3, f4, e5 or c6): c6 swapped is f3.
+        (
+            6,
+            "hint      f3 with rows and columns swapped, c6, would be legal",
+        ),
+        // 4×4, white, in the complete game.
+        (4, "with rows and columns swapped, c4, would be legal"),
+    ] {
+        assert!(report.contains(line), "{size}×{size}: `{line}`:\n{report}");
+    }
+    assert!(
+        !report.contains("but you play"),
+        "the swap explains it, not the colour:\n{report}"
+    );
+}
+
+#[test]
+fn check_bot_names_rows_counted_from_zero() {
+    let (code, report) = check_misread("zero");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    // From the start the bot answered d2 for d3; after white's pass, d0 for d1.
+    for line in [
+        "hint      d3, one row lower, would be legal: rows are numbered from 1, not 0",
+        "got       \"d0\", which is not a square or `pass`",
+        "hint      d1, one row lower, would be legal: rows are numbered from 1, not 0",
+    ] {
+        assert!(report.contains(line), "`{line}`:\n{report}");
+    }
+}
+
+#[test]
+fn check_bot_tells_a_bot_that_prints_its_answer_to_write_out_txt() {
+    let (code, report) = check_misread("stdout");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    for line in [
+        "hint      nothing came in out.txt, but the bot printed \"d3\" on stdout: the referee reads only out.txt",
+        "write the four lines \"misreadbot.1\\nreferee\\n2\\n<answer>\\n\" to out.txt",
+        "      last lines of its stdout:\n      | d3\n",
+    ] {
+        assert!(report.contains(line), "`{line}`:\n{report}");
+    }
+}
+
+#[test]
+fn check_bot_shows_a_repeated_hint_once_with_a_count_and_unchecked_checks_as_not_checked() {
+    let (code, report) = check_misread("fromto");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    let hint = "lines 1 and 2 are swapped: line 1 is the sender (you, `misreadbot.1`), line 2 the recipient (`referee`)";
+    assert_eq!(
+        report.matches(hint).count(),
+        2,
+        "once in the first problem, once in the list at the end:\n{report}"
+    );
+    assert!(
+        report.contains("hint      the same as for seq 1 (×11 so far; listed at the end)"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("hints given more than once:\n  ×11  {hint}\n")),
+        "{report}"
+    );
+    for line in [
+        "- seq: every answer repeats the seq of its message: no usable answer came (not checked)",
+        "- timing: every answer within move-ms (2000 ms), READY within startup-ms (10000 ms): no answer came (not checked)",
+        "- every move chosen by the bot itself (no library fallback): no TURN was answered (not checked)",
+        "17 checks, 11 failed, 1 warning, 4 not checked",
+    ] {
+        assert!(report.contains(line), "`{line}`:\n{report}");
+    }
+    assert!(!report.contains("✓ seq:"), "{report}");
+    assert!(!report.contains("slowest READY -"), "{report}");
+}
+
+#[test]
+fn check_bot_says_chmod_or_name_the_interpreter_for_a_script_it_cannot_execute() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    let bot = s.write(
+        "bot.py",
+        "#!/usr/bin/env python3\nimport time\ntime.sleep(60)\n",
+    );
+    let expect = "chmod +x";
+    let interp = "or name its interpreter in command, e.g. [\"python3\",";
+    // Without any execute bit: refused before it starts.
+    std::fs::set_permissions(&bot, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = s
+        .cmd(&["check-bot", "--", "./bot.py"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("is not an executable file: chmod +x ./bot.py"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(interp), "{stderr}");
+    // Executable by its owner only: as root the bot runs as `nobody`, who
+    // may not execute it; the start fails with the same hint.
+    if unsafe { libc::geteuid() } == 0 {
+        std::fs::set_permissions(&bot, std::fs::Permissions::from_mode(0o744)).unwrap();
+        let out = s
+            .cmd(&["check-bot", "--", "./bot.py"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(!out.status.success(), "{stdout}");
+        assert!(
+            stdout.contains("got       the bot could not be started: cannot start `"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("Permission denied"), "{stdout}");
+        assert!(
+            stdout.contains(expect) && stdout.contains(interp),
+            "{stdout}"
         );
     }
 }
