@@ -409,3 +409,100 @@ fn check_bot_says_chmod_or_name_the_interpreter_for_a_script_it_cannot_execute()
         );
     }
 }
+
+/// The minimal bots of PROTOCOL.md section 6: (heading, code), in order.
+fn minimal_bots() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(project_root().join("PROTOCOL.md")).unwrap();
+    let section = text
+        .split("\n## 6. Minimal bots\n")
+        .nth(1)
+        .expect("PROTOCOL.md has section 6")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let mut bots = vec![];
+    for part in section.split("\n### ").skip(1) {
+        let (heading, body) = part.split_once('\n').unwrap();
+        let Some(code) = body
+            .split_once("```")
+            .and_then(|(_, rest)| rest.split_once('\n'))
+            .and_then(|(_, rest)| rest.split_once("\n```"))
+            .map(|(code, _)| format!("{code}\n"))
+        else {
+            continue;
+        };
+        bots.push((heading.trim().to_string(), code));
+    }
+    bots
+}
+
+/// How a minimal bot of PROTOCOL.md is run: (file name, interpreter).
+fn minimal_bot_file(heading: &str) -> (&'static str, &'static str) {
+    match heading {
+        "Python 3" => ("bot.py", "python3"),
+        "Ruby" => ("bot.rb", "ruby"),
+        "JavaScript (node)" => ("bot.js", "node"),
+        "yabasic" => ("bot.yab", "yabasic"),
+        "bash" => ("bot.sh", "bash"),
+        other => panic!("PROTOCOL.md section 6 has a bot under `### {other}`: say how to run it"),
+    }
+}
+
+#[test]
+fn every_minimal_bot_of_protocol_md_passes_check_bot_the_bash_one_too() {
+    let bots = minimal_bots();
+    let headings: Vec<&str> = bots.iter().map(|(h, _)| h.as_str()).collect();
+    assert!(headings.contains(&"bash"), "{headings:?}");
+    let s = Scratch::new();
+    for (heading, code) in &bots {
+        let (file, interpreter) = minimal_bot_file(heading);
+        s.write(file, code);
+        let out = s
+            .cmd(&["check-bot", "--", interpreter, file])
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{heading}:\n{stdout}");
+        assert!(
+            stdout.contains("17 checks, 0 failed\n"),
+            "{heading}:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn the_bash_bot_reading_in_txt_with_command_substitution_waits_forever_as_protocol_md_warns() {
+    let (_, code) = minimal_bots()
+        .into_iter()
+        .find(|(h, _)| h == "bash")
+        .unwrap();
+    let right = "IFS= read -r -d '' msg 2>/dev/null < in.txt";
+    assert!(code.contains(right), "{code}");
+    let doc = std::fs::read_to_string(project_root().join("PROTOCOL.md")).unwrap();
+    assert!(doc.contains("`msg=$(<in.txt)`"), "the warning is there");
+    let s = Scratch::new();
+    s.write("wrong.sh", &code.replace(right, "msg=$(<in.txt)"));
+    let out = s
+        .cmd(&[
+            "check-bot",
+            "--startup-ms",
+            "1500",
+            "--",
+            "bash",
+            "wrong.sh",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(tournament::error::exit::BOT_NONCOMPLIANT),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("stopped early: the bot never answered its first NEW"),
+        "{stdout}"
+    );
+}
