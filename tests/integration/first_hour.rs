@@ -506,3 +506,111 @@ fn the_bash_bot_reading_in_txt_with_command_substitution_waits_forever_as_protoc
         "{stdout}"
     );
 }
+
+#[test]
+fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answers_a_finished_game_at_once(
+) {
+    let s = Scratch::new();
+    let slow = crate::fixture::fakebot("slow 100");
+    let slow: Vec<String> = slow.split(' ').map(|w| format!("{w:?}")).collect();
+    s.write(
+        "tournament.toml",
+        &format!(
+            "[tournament]\nname = \"w\"\ngames-per-pairing = 2\nconcurrency = 1\nsize = 4\n\n\
+             [time]\nmove-ms = 3000\n\n\
+             [[player]]\nname = \"slow\"\ncommand = [{}]\n\n\
+             [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n\n\
+             [[player]]\nname = \"random\"\nbuiltin = \"random\"\n",
+            slow.join(", ")
+        ),
+    );
+    let mut run = std::process::Command::new(crate::fixture::tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = s
+        .cmd(&["watch", "--follow", "--player", "slow", "--wait-secs", "30"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(run.wait().unwrap().success());
+    let watched = text(&out.stdout);
+    assert!(out.status.success(), "{watched}\n{}", text(&out.stderr));
+    // slow plays 4 of the 6 games; each is followed to its end, in turn.
+    let headers: Vec<&str> = watched
+        .lines()
+        .filter(|l| l.starts_with("game r"))
+        .collect();
+    assert_eq!(headers.len(), 4, "{watched}");
+    assert!(headers.iter().all(|h| h.contains("slow")), "{headers:?}");
+    assert_eq!(watched.matches("game over: ").count(), 4, "{watched}");
+    assert_eq!(
+        watched
+            .matches("(--follow: waiting for the next game)")
+            .count(),
+        4,
+        "{watched}"
+    );
+    assert!(
+        watched.contains("no more games: no referee runs on"),
+        "{watched}"
+    );
+    // The last move is in brackets: after `move N: black d3`, row 3 has (X) in column d.
+    let mut marked = 0;
+    let lines: Vec<&str> = watched.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("move ") else {
+            continue;
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let (color, mv) = (words[1], words[2]);
+        if mv == "pass" {
+            continue;
+        }
+        let col = usize::from(mv.as_bytes()[0] - b'a');
+        let row: usize = mv[1..].parse().unwrap();
+        let board_row = lines[i - 5 + row];
+        let disc = if color == "black" { 'X' } else { 'O' };
+        let at = 3 + 2 * col;
+        assert_eq!(
+            &board_row[at - 1..at + 2],
+            format!("({disc})"),
+            "{line}:\n{}",
+            lines[i - 5..i].join("\n")
+        );
+        marked += 1;
+    }
+    assert!(marked > 10, "{watched}");
+
+    // A finished game: its result at once, and where to replay it.
+    let id = headers[0]
+        .strip_prefix("game ")
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = s
+        .cmd(&["watch", id, "--wait-secs", "30"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not waited for: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        said.starts_with(&format!("game {id} is finished: ")),
+        "{said}"
+    );
+    assert!(
+        said.contains("Replay it with `tournament report`"),
+        "{said}"
+    );
+}
