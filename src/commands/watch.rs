@@ -185,7 +185,7 @@ pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
             // Following, a running referee is worth waiting for; after a
             // game, its end is the end.
             let alive = args.follow && referee.gone().is_none();
-            if (!first && !alive) || (Instant::now() >= give_up && !alive) {
+            if !alive && (!first || Instant::now() >= give_up) {
                 break None;
             }
             std::thread::sleep(Duration::from_millis(100));
