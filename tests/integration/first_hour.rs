@@ -1,8 +1,11 @@
 //! A bot author's first hour (issue 19): the shipped libraries do not hide
 //! a bug in the bot's own move choice — check-bot fails it with a hint that
 //! names the mistake, `play` warns with a count, the strict option turns it
-//! into a forfeit — and the documentation's examples (tournament.toml
-//! snippets, the shell bot of PROTOCOL.md) really work.
+//! into a forfeit —; check-bot's hints for the mistakes a beginner makes
+//! (rows and columns swapped, rows from 0, the answer on stdout, a script it
+//! may not execute), once each with a count; `watch` following game after
+//! game; and the documentation's examples (tournament.toml snippets, the
+//! minimal bots of PROTOCOL.md, the bash one too) really work.
 
 use std::path::Path;
 use std::time::Duration;
