@@ -26,13 +26,16 @@ use crate::builtin::Strategy;
 use crate::error::HarnessError;
 use crate::game::{
     board_string, move_name, parse_board_string, parse_move, replay_transcript, square_name, Color,
-    IllegalMove, Move, Position, Square,
+    IllegalMove, Move, Position,
 };
 use crate::mailbox::{
     read_limited, AnswerError, Decoded, Message, Pending, ReadOutcome, IN_FILE, MAX_MESSAGE_BYTES,
     OUT_FILE, REFEREE,
 };
 use crate::player::{Instance, GRACE, LIBRARY_FALLBACK};
+
+mod hints;
+pub use hints::RepeatedHints;
 
 /// Exchanges without a usable answer after which checking stops.
 pub const MAX_BROKEN: u32 = 3;
@@ -73,6 +76,8 @@ pub enum Verdict {
     /// Not compliant, but tolerated (does not fail the bot).
     Warn,
     Fail,
+    /// Nothing to check (e.g. no answer came to time or to compare).
+    NotRun,
 }
 
 /// One thing that was wrong, and what to do about it.
@@ -100,35 +105,13 @@ pub struct Step {
 impl Step {
     /// The step as report lines (no trailing newline).
     pub fn render(&self) -> String {
-        let mark = match self.verdict {
-            Verdict::Pass => "✓",
-            Verdict::Warn => "!",
-            Verdict::Fail => "✗",
-        };
-        let mut s = format!("{mark} {}", self.name);
-        if !self.summary.is_empty() {
-            s.push_str(": ");
-            s.push_str(&self.summary);
-        }
-        if self.verdict == Verdict::Warn {
-            s.push_str(" (warning only)");
-        }
-        for p in &self.problems {
-            for (label, text) in [
-                ("sent", &p.sent),
-                ("expected", &p.expected),
-                ("got", &p.got),
-                ("hint", &p.hint),
-            ] {
-                if !text.is_empty() {
-                    s.push_str(&format!("\n    {label:<9} {text}"));
-                }
-            }
-            for line in &p.extra {
-                s.push_str(&format!("\n      {line}"));
-            }
-        }
-        s
+        hints::render(self, &mut RepeatedHints::default())
+    }
+
+    /// Like [`Step::render`], but a hint printed before (in `repeated`)
+    /// is not repeated: the problem points at its first showing.
+    pub fn render_folded(&self, repeated: &mut RepeatedHints) -> String {
+        hints::render(self, repeated)
     }
 }
 
@@ -170,6 +153,10 @@ impl Report {
             1 => s.push_str(", 1 warning"),
             n => s.push_str(&format!(", {n} warnings")),
         }
+        match self.count(Verdict::NotRun) {
+            0 => {}
+            n => s.push_str(&format!(", {n} not checked")),
+        }
         s
     }
 }
@@ -208,6 +195,8 @@ pub fn check_bot(
 #[derive(Default)]
 struct Stats {
     answers: u32,
+    /// Usable answers to a TURN.
+    turn_answers: u32,
     seq: Vec<String>,
     framing: Vec<String>,
     late: Vec<String>,
@@ -255,6 +244,8 @@ struct StepBuilder {
     summary: Vec<String>,
     problems: Vec<Problem>,
     warn_only: bool,
+    /// There was nothing to check (shown as not checked, unless a problem came).
+    not_run: bool,
 }
 
 impl StepBuilder {
@@ -264,11 +255,18 @@ impl StepBuilder {
             summary: vec![],
             problems: vec![],
             warn_only: false,
+            not_run: false,
         }
     }
 
     fn note(&mut self, text: impl Into<String>) {
         self.summary.push(text.into());
+    }
+
+    /// Nothing to check: says why.
+    fn not_run(&mut self, why: impl Into<String>) {
+        self.not_run = true;
+        self.note(why);
     }
 
     fn fail(&mut self, p: Problem) {
@@ -285,6 +283,7 @@ impl StepBuilder {
 
     fn build(self) -> Step {
         let verdict = match (self.problems.is_empty(), self.warn_only) {
+            (true, _) if self.not_run => Verdict::NotRun,
             (true, _) => Verdict::Pass,
             (false, true) => Verdict::Warn,
             (false, false) => Verdict::Fail,
@@ -416,11 +415,8 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
         Err(_) => {
             let hint = if answer.trim().is_empty() {
                 format!("line 4 of out.txt must be the move; {}", legal_here(pos))
-            } else if answer.trim().len() == 2 && answer.trim().ends_with('0') {
-                format!(
-                    "rows are numbered from 1 (a1 is the top-left corner), not 0; {}",
-                    legal_here(pos)
-                )
+            } else if let Some(zero) = hints::row_zero(pos, answer) {
+                format!("{zero}; {}", legal_here(pos))
             } else if answer.contains(' ') {
                 format!(
                     "answer only the move, one word like `d3` or `pass`, nothing else on line 4; {}",
@@ -464,53 +460,8 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
         other => format!("{name}: {other}"),
     };
     // Guess the mistake: rows and columns swapped, rows counted from 0,
-    // rows upside down, the other colour. When more than one fits, say both.
-    let other_side = Position::from_parts(
-        pos.discs_of(Color::Black),
-        pos.discs_of(Color::White),
-        color.opponent(),
-        size,
-    );
-    let legal_for = |p: &Position, s: Square| p.legal_moves() & s.bit() != 0;
-    let mut guesses: Vec<String> = vec![];
-    if legal_for(pos, Square::new(sq.row(), sq.col())) {
-        guesses.push(format!(
-            "{name} with rows and columns swapped, {}, would be legal: the board string is row 1 \
-             first (a1 b1 c1 …), letters are columns, digits are rows (index i is column i % {size}, \
-             row i / {size})",
-            square_name(Square::new(sq.row(), sq.col()))
-        ));
-    }
-    if sq.row() + 1 < size && legal_for(pos, Square::new(sq.col(), sq.row() + 1)) {
-        let meant = square_name(Square::new(sq.col(), sq.row() + 1));
-        guesses.push(format!(
-            "{meant}, one row lower, would be legal: rows are numbered from 1, not 0 (index i is \
-             row i / {size} + 1)"
-        ));
-    }
-    if legal_for(pos, Square::new(sq.col(), size - 1 - sq.row())) {
-        guesses.push(format!(
-            "{name} with the rows upside down, {}, would be legal: row 1 is the top row, the \
-             first {size} characters of the board string",
-            square_name(Square::new(sq.col(), size - 1 - sq.row()))
-        ));
-    }
-    if other_side.is_some_and(|p| legal_for(&p, sq)) {
-        guesses.push(format!(
-            "{name} would be legal for {}, but you play {color}: the colour is the second word of \
-             TURN (X is black, O is white)",
-            color.opponent()
-        ));
-    }
-    let guess = if guesses.is_empty() && why == IllegalMove::NoFlips {
-        "a move must turn over at least one disc: a straight line of the opponent's discs \
-         between the new disc and one of yours; "
-            .to_string()
-    } else if guesses.is_empty() {
-        String::new()
-    } else {
-        format!("{}; ", guesses.join("; or "))
-    };
+    // rows upside down, the other colour.
+    let guess = hints::likely_mistake(pos, sq, why);
     Err((what, format!("{guess}{}", legal_here(pos))))
 }
 
@@ -549,6 +500,17 @@ impl Run<'_> {
     }
 
     fn exit_problem(&mut self, sent: String, info: String) -> Problem {
+        if let Some(why) = self.inst.start_error() {
+            // It never ran: the start error says why and what to do.
+            self.report.stopped = Some(format!("the bot could not be started ({info})"));
+            return Problem {
+                sent,
+                expected: "an answer, and the bot still running".into(),
+                got: format!("the bot could not be started: {why}"),
+                hint: String::new(),
+                extra: vec![],
+            };
+        }
         let tail = self.inst.stderr_tail();
         let mut extra = vec![];
         if !tail.is_empty() {
@@ -666,6 +628,9 @@ impl Run<'_> {
             Ok(answer) => {
                 self.answered_any = true;
                 self.stats.answers += 1;
+                if kind == Kind::Turn {
+                    self.stats.turn_answers += 1;
+                }
                 if !self.inst.mailbox().sent_intact() {
                     self.stats.in_written.push(label(seq, text));
                 }
@@ -838,7 +803,11 @@ impl Run<'_> {
                         return self.seq_hint(seq, m.seq, &sent);
                     }
                 }
-                let hint = if !self.answered_any {
+                let stdout = self.inst.stdout_tail();
+                let on_stdout = hints::printed_on_stdout(&id, seq, &stdout);
+                let hint = if let Some((hint, _)) = &on_stdout {
+                    hint.clone()
+                } else if !self.answered_any {
                     format!(
                         "the bot never wrote out.txt: it runs with its mailbox ({}) as working \
                          directory, also in $TOURNAMENT_MAILBOX; read in.txt there and write \
@@ -867,7 +836,7 @@ impl Run<'_> {
                     expected: format!("{expected} within {} ms", self.limit_for(kind)),
                     got: format!("no answer after {ms} ms"),
                     hint,
-                    extra: vec![],
+                    extra: on_stdout.map(|(_, extra)| extra).unwrap_or_default(),
                 }
             }
             AnswerError::Garbage(why) => {
@@ -1248,7 +1217,9 @@ impl Run<'_> {
         // stderr is read on its own thread: give it a moment to catch up.
         std::thread::sleep(Duration::from_millis(200));
         let lines = self.inst.library_fallback_lines();
-        if lines.is_empty() {
+        if lines.is_empty() && self.stats.turn_answers == 0 {
+            b.not_run("no TURN was answered");
+        } else if lines.is_empty() {
             b.note(format!("no `{LIBRARY_FALLBACK}` line on stderr"));
         } else {
             let n = lines.len();
@@ -1326,7 +1297,9 @@ impl Run<'_> {
         let answers = self.stats.answers;
 
         let mut b = StepBuilder::new("seq: every answer repeats the seq of its message");
-        if self.stats.seq.is_empty() {
+        if self.stats.seq.is_empty() && answers == 0 {
+            b.not_run("no usable answer came");
+        } else if self.stats.seq.is_empty() {
             b.note(format!("{answers} answers"));
         } else {
             b.fail(Problem {
@@ -1342,7 +1315,9 @@ impl Run<'_> {
         let mut b = StepBuilder::new(format!(
             "framing: from = {id}, to = referee, four newline-terminated lines"
         ));
-        if self.stats.framing.is_empty() {
+        if self.stats.framing.is_empty() && answers == 0 {
+            b.not_run("no answer came");
+        } else if self.stats.framing.is_empty() {
             b.note(if self.stats.crlf {
                 "CRLF line ends (accepted)".to_string()
             } else {
@@ -1364,16 +1339,21 @@ impl Run<'_> {
             "timing: every answer within move-ms ({} ms), READY within startup-ms ({} ms)",
             self.opts.move_ms, self.opts.startup_ms
         ));
-        let slow = |s: &Option<(u64, String)>| {
-            s.as_ref()
-                .map(|(ms, what)| format!("{ms} ms ({what})"))
-                .unwrap_or_else(|| "-".into())
-        };
-        b.note(format!(
-            "slowest READY {}, slowest other answer {}",
-            slow(&self.stats.slowest_ready),
-            slow(&self.stats.slowest_other)
-        ));
+        match (&self.stats.slowest_ready, &self.stats.slowest_other) {
+            (None, None) if self.stats.late.is_empty() => b.not_run("no answer came"),
+            (ready, other) => {
+                let slow = |s: &Option<(u64, String)>, none: &str| {
+                    s.as_ref()
+                        .map(|(ms, what)| format!("{ms} ms ({what})"))
+                        .unwrap_or_else(|| none.into())
+                };
+                b.note(format!(
+                    "slowest READY {}, slowest other answer {}",
+                    slow(ready, "(none came)"),
+                    slow(other, "(none came)")
+                ))
+            }
+        }
         if !self.stats.late.is_empty() {
             b.fail(Problem {
                 got: brief_list(&self.stats.late),
@@ -1386,7 +1366,9 @@ impl Run<'_> {
         self.finish(b);
 
         let mut b = StepBuilder::new("in.txt: the bot only reads it");
-        if self.stats.in_written.is_empty() {
+        if self.stats.in_written.is_empty() && answers == 0 {
+            b.not_run("no answer came");
+        } else if self.stats.in_written.is_empty() {
             b.note("in.txt held each message until the referee replaced it");
         } else {
             b.fail(Problem {
@@ -1455,7 +1437,7 @@ fn foreign_files(dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::parse_square;
+    use crate::game::{parse_square, Square};
 
     fn names(pos: &Position) -> Vec<String> {
         legal_names(pos)

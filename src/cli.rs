@@ -177,6 +177,13 @@ pub struct WatchArgs {
     /// referee's heartbeat stops this long while following a game.
     #[arg(long, default_value_t = 10)]
     pub wait_secs: u64,
+    /// When the game ends, follow the next one (and so on, while the
+    /// referee runs) instead of exiting.
+    #[arg(long)]
+    pub follow: bool,
+    /// Only games of this player (with --follow: each of its games in turn).
+    #[arg(long)]
+    pub player: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::checkbot::{check_bot, Options};
+use crate::checkbot::{check_bot, Options, RepeatedHints};
 use crate::cli::CheckBotArgs;
 use crate::error::{exit, HarnessError};
 use crate::player::{become_subreaper, Instance, Launch, PlayerSpec, Restart, BUILTINS};
@@ -106,13 +106,21 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         seed: 1,
     };
     let mut out = std::io::stdout();
+    let mut repeated = RepeatedHints::default();
     let report = check_bot(&mut inst, &opts, &mut |step| {
-        let _ = writeln!(out, "{}", step.render());
+        let _ = writeln!(out, "{}", step.render_folded(&mut repeated));
         let _ = out.flush();
     })?;
     drop(inst);
     drop(board);
 
+    let again = repeated.summary();
+    if !again.is_empty() {
+        println!("hints given more than once:");
+        for line in again {
+            println!("  {line}");
+        }
+    }
     if let Some(why) = &report.stopped {
         println!("stopped early: {why}");
     }

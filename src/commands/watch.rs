@@ -1,8 +1,11 @@
 //! `tournament watch [GAME]`: follows a running game from its live file,
-//! redrawing the board after each move, until the game ends — or until
-//! its referee is seen gone (its results lock released, its pid dead, or
-//! its heartbeat still for `--wait-secs`). GAME is a game id, never a
-//! path; only regular files in `<results>/live/` are opened.
+//! redrawing the board after each move (the last one in brackets), until
+//! the game ends — or until its referee is seen gone (its results lock
+//! released, its pid dead, or its heartbeat still for `--wait-secs`). With
+//! `--follow` it then follows the next game (of `--player`, if given) for
+//! as long as the referee runs. A finished GAME is not waited for: its
+//! result is shown at once, with where to replay it. GAME is a game id,
+//! never a path; only regular files in `<results>/live/` are opened.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -10,27 +13,10 @@ use std::time::{Duration, Instant};
 
 use crate::cli::WatchArgs;
 use crate::error::{exit, HarnessError};
-use crate::game::{diagram, parse_board_string, Color};
+use crate::game::{diagram_marked, parse_board_string, parse_square, Color};
 use crate::report::live::{live_dir, LiveLine};
 
 use super::players::{optional_config, results_dir};
-
-/// The newest live file in `dir`, if any (regular files only: a link or
-/// a pipe someone put there is not a game).
-fn newest(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-        .filter_map(|e| {
-            let meta = std::fs::symlink_metadata(e.path()).ok()?;
-            meta.file_type()
-                .is_file()
-                .then_some((meta.modified().ok()?, e.path()))
-        })
-        .max()
-        .map(|(_, p)| p)
-}
 
 /// Whether a referee still holds the results folder `results`; `None`
 /// while it looks alive, else why not. Its heartbeat (the owner record
@@ -84,45 +70,164 @@ impl RefereeWatch {
     }
 }
 
+/// The live files in `dir` a watcher may pick: regular `.jsonl` files not
+/// in `skip`, with `player` (if given) in their `start` line, newest first.
+fn candidates(dir: &Path, skip: &[PathBuf], player: Option<&str>) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && !skip.contains(p))
+        .filter_map(|p| {
+            let meta = std::fs::symlink_metadata(&p).ok()?;
+            (meta.file_type().is_file() && player.is_none_or(|name| plays_in(&p, name)))
+                .then_some((meta.modified().ok()?, p))
+        })
+        .collect();
+    found.sort_by(|a, b| b.cmp(a));
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Whether the live file at `path` is a game of `player` (its `start` line).
+fn plays_in(path: &Path, player: &str) -> bool {
+    use std::io::Read;
+    let Ok(file) = crate::input_file::open_regular(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if BufReader::new(file.take(64 * 1024))
+        .read_line(&mut first)
+        .is_err()
+    {
+        return false;
+    }
+    matches!(
+        serde_json::from_str::<LiveLine>(&first),
+        Ok(LiveLine::Start { black, white, .. }) if black == player || white == player
+    )
+}
+
+/// The record of game `id` in the results folder's games.jsonl, if it was
+/// played (the last one with that id).
+fn finished(results: &Path, id: &str) -> Option<crate::record::GameRecord> {
+    let path = results.join(crate::results::GAMES_FILE);
+    if !path.exists() {
+        return None;
+    }
+    crate::results::read_summaries(&path)
+        .ok()?
+        .into_iter()
+        .rev()
+        .find(|r| r.id == id)
+}
+
+/// Where finished games are seen, for messages.
+fn finished_games_are_in(results: &Path) -> String {
+    format!(
+        "finished games: `tournament report` (every game replayable in {}), `tournament \
+         crosstable`",
+        results.join("report.html").display()
+    )
+}
+
 pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
     let results = results_dir(args.results.as_deref(), config.as_ref());
     let dir = live_dir(&results);
-    let give_up = Instant::now() + Duration::from_secs(args.wait_secs);
-    let path = loop {
-        let found = match &args.game {
-            Some(id) => Some(dir.join(format!("{id}.jsonl")))
-                .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file())),
-            None => newest(&dir),
-        };
-        if let Some(p) = found {
-            break p;
+    let mut out = std::io::stdout().lock();
+    let mut watched: Vec<PathBuf> = vec![];
+    // No game shown yet (then --wait-secs bounds the wait for one).
+    let mut first = true;
+    // A finished game is not waited for: its record says how it ended.
+    if let Some(id) = &args.game {
+        let live = dir.join(format!("{id}.jsonl"));
+        let running = std::fs::symlink_metadata(&live).is_ok_and(|m| m.file_type().is_file());
+        if !running {
+            if let Some(record) = finished(&results, id) {
+                writeln!(
+                    out,
+                    "game {id} is finished: {}. Replay it with `tournament report` ({})",
+                    crate::report::result_line(&record),
+                    results.join("report.html").display()
+                )?;
+                if !args.follow {
+                    return Ok(exit::OK);
+                }
+                watched.push(live);
+                first = false;
+            }
         }
-        if Instant::now() >= give_up {
-            let what = match &args.game {
-                Some(id) => format!("game {id} is not running"),
-                None => "no game is running".into(),
+    }
+    let patience = Duration::from_secs(args.wait_secs.max(1));
+    let mut referee = RefereeWatch::new(&results, patience);
+    loop {
+        // The game asked for first; then (--follow) the newest running
+        // game not watched yet, of --player if given.
+        let wanted = match (&args.game, first) {
+            (Some(id), true) => Some(dir.join(format!("{id}.jsonl"))),
+            _ => None,
+        };
+        let give_up = Instant::now() + Duration::from_secs(args.wait_secs);
+        let path = loop {
+            let found = match &wanted {
+                Some(p) => Some(p.clone()).filter(|p| {
+                    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file())
+                }),
+                None => candidates(&dir, &watched, args.player.as_deref())
+                    .into_iter()
+                    .next(),
+            };
+            if let Some(p) = found {
+                break Some(p);
+            }
+            // Following, a running referee is worth waiting for; after a
+            // game, its end is the end.
+            let alive = args.follow && referee.gone().is_none();
+            if !alive && (!first || Instant::now() >= give_up) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let Some(path) = path else {
+            if !first && args.follow {
+                writeln!(
+                    out,
+                    "no more games: no referee runs on {} any more; {}",
+                    results.display(),
+                    finished_games_are_in(&results)
+                )?;
+                return Ok(exit::OK);
+            }
+            let what = match (&args.game, &args.player) {
+                (Some(id), _) => format!("game {id} is not running"),
+                (None, Some(name)) => format!("no game of {name} is running"),
+                (None, None) => "no game is running".into(),
             };
             return Err(HarnessError::Config(format!(
-                "{what} (looked in {} for {} s); finished games are in {}",
+                "{what} (looked in {} for {} s); {}",
                 dir.display(),
                 args.wait_secs,
-                results.join("games.jsonl").display()
+                finished_games_are_in(&results)
             ))
             .into());
+        };
+        // Once open, the file can be read to its end even after it is removed.
+        let file = crate::input_file::open_regular(&path).map_err(|e| {
+            HarnessError::Config(format!("{}: cannot read it: {e}", path.display()))
+        })?;
+        let code = follow(BufReader::new(file), &path, &mut out, &mut || {
+            referee.gone()
+        })?;
+        watched.push(path);
+        first = false;
+        if !args.follow || code != exit::OK {
+            return Ok(code);
         }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    // Once open, the file can be read to its end even after it is removed.
-    let file = crate::input_file::open_regular(&path)
-        .map_err(|e| HarnessError::Config(format!("{}: cannot read it: {e}", path.display())))?;
-    let mut referee = RefereeWatch::new(&results, Duration::from_secs(args.wait_secs.max(1)));
-    follow(
-        BufReader::new(file),
-        &path,
-        &mut std::io::stdout().lock(),
-        &mut || referee.gone(),
-    )
+        writeln!(out, "(--follow: waiting for the next game)")?;
+        out.flush()?;
+    }
 }
 
 /// How long a removed live file may sit at its end without an `end` line
@@ -198,12 +303,13 @@ fn follow(
                     Color::Black
                 };
                 let pos = parse_board_string(&board, to_move).ok();
+                let last = parse_square(&mv).ok();
                 if tty {
                     write!(out, "\x1b[2J\x1b[H{header}\n\n")?;
                 }
                 if let Some(pos) = pos {
                     let d = pos.discs();
-                    write!(out, "{}", diagram(&pos))?;
+                    write!(out, "{}", diagram_marked(&pos, last))?;
                     writeln!(
                         out,
                         "move {ply}: {color} {mv} ({ms} ms)   X {}  O {}\n",

@@ -12,7 +12,7 @@ pub use board::{
     squares, transform_square, Color, Discs, IllegalMove, Move, Position, Square, SIZES,
 };
 pub use notation::{
-    board_string, diagram, move_name, parse_board_string, parse_move, parse_square,
+    board_string, diagram, diagram_marked, move_name, parse_board_string, parse_move, parse_square,
     replay_transcript, square_name, transcript, NotationError,
 };
 pub use perft::{perft, PUBLISHED_8X8};

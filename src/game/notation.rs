@@ -222,6 +222,12 @@ pub fn parse_board_string(text: &str, to_move: Color) -> Result<Position, Notati
 
 /// A human-readable diagram with coordinates, for the console.
 pub fn diagram(pos: &Position) -> String {
+    diagram_marked(pos, None)
+}
+
+/// [`diagram`] with the disc on `last` (the last move) in brackets:
+/// ` . .(X). .`, the columns staying aligned.
+pub fn diagram_marked(pos: &Position, last: Option<Square>) -> String {
     let n = pos.size();
     let mut s = String::from("  ");
     for col in 0..n {
@@ -231,12 +237,23 @@ pub fn diagram(pos: &Position) -> String {
     s.push('\n');
     for row in 0..n {
         s.push_str(&format!("{:>2}", row + 1));
+        let mut closing = false;
         for col in 0..n {
-            s.push(' ');
-            s.push(match pos.at(Square::new(col, row)) {
+            let here = Square::new(col, row);
+            let marked = last == Some(here);
+            s.push(match (marked, std::mem::take(&mut closing)) {
+                (true, _) => '(',
+                (false, true) => ')',
+                (false, false) => ' ',
+            });
+            closing = marked;
+            s.push(match pos.at(here) {
                 Some(c) => c.disc_char(),
                 None => '.',
             });
+        }
+        if closing {
+            s.push(')');
         }
         s.push('\n');
     }
@@ -258,6 +275,20 @@ mod tests {
         for bad in ["", "a", "a9", "i1", "a0", "1a", "d33", "pass"] {
             assert!(parse_square(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_last_move_is_marked_in_brackets_and_columns_stay_aligned() {
+        let pos = Position::start(4);
+        let plain = diagram(&pos);
+        let marked = diagram_marked(&pos, parse_square("b2").ok());
+        assert_eq!(
+            marked,
+            "   a b c d\n 1 . . . .\n 2 .(O)X .\n 3 . X O .\n 4 . . . .\n"
+        );
+        assert_eq!(plain, marked.replace(['(', ')'], " "));
+        let edge = diagram_marked(&pos, parse_square("d4").ok());
+        assert!(edge.ends_with(" 4 . . .(.)\n"), "{edge}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 pub use output::{BotOutput, MAX_LINES_PER_GAME, TAIL_LINES};
 pub use process::{become_subreaper, ExitInfo, ProcessTree};
-pub use spec::{install_hint, Launch, PlayerSpec, Restart, BUILTINS};
+pub use spec::{install_hint, not_executable_hint, Launch, PlayerSpec, Restart, BUILTINS};
 
 use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError};
 use crate::sandbox::{self, Policy, Scratch, Warden};
@@ -137,6 +137,12 @@ impl Instance {
         self.output.tail()
     }
 
+    /// The last stdout lines of the current game (a bot answers in
+    /// out.txt; check-bot shows these to one that printed its answer).
+    pub fn stdout_tail(&self) -> Vec<String> {
+        self.output.stdout_tail()
+    }
+
     /// How often this game the bot's library played a move the bot did not
     /// choose (its [`LIBRARY_FALLBACK`] lines).
     pub fn library_fallbacks(&self) -> u32 {
@@ -209,8 +215,14 @@ impl Instance {
         let spawned = process::spawn(&mut cmd, report, move |_| bell.ring());
         drop(child_ends);
         let (tree, mut child) = spawned.map_err(|e| {
+            let hint = match e.kind() {
+                std::io::ErrorKind::PermissionDenied => {
+                    format!(": {}", not_executable_hint(&argv[0]))
+                }
+                _ => String::new(),
+            };
             StartError(format!(
-                "player `{}`: cannot start `{}`: {e}",
+                "player `{}`: cannot start `{}`: {e}{hint}",
                 self.spec.name,
                 argv.join(" ")
             ))

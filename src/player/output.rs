@@ -17,6 +17,8 @@ pub const MAX_LINE: usize = 2000;
 pub const MAX_LINES_PER_GAME: u32 = 2000;
 /// stderr lines kept for a game record.
 pub const TAIL_LINES: usize = 20;
+/// stdout lines kept (check-bot shows them to a bot that answers there).
+const STDOUT_TAIL_LINES: usize = 5;
 
 /// How the shipped libraries (bots/*/mailbox.*) start the stderr line they
 /// write when the bot's own choice was not a legal move or raised, and they
@@ -31,6 +33,8 @@ pub struct BotOutput {
     id: String,
     span: Mutex<tracing::Span>,
     tail: Mutex<VecDeque<String>>,
+    /// The last stdout lines of the current game.
+    stdout_tail: Mutex<VecDeque<String>>,
     lines: AtomicU32,
     dropped: AtomicU32,
     /// Library fallbacks in the current game.
@@ -45,6 +49,7 @@ impl BotOutput {
             id: id.to_string(),
             span: Mutex::new(tracing::Span::none()),
             tail: Mutex::new(VecDeque::new()),
+            stdout_tail: Mutex::new(VecDeque::new()),
             lines: AtomicU32::new(0),
             dropped: AtomicU32::new(0),
             fallbacks: AtomicU32::new(0),
@@ -58,6 +63,10 @@ impl BotOutput {
         self.report_dropped();
         *self.span.lock().unwrap_or_else(|e| e.into_inner()) = span;
         self.tail.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.stdout_tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         self.lines.store(0, Ordering::Relaxed);
         self.dropped.store(0, Ordering::Relaxed);
         self.fallbacks.store(0, Ordering::Relaxed);
@@ -80,6 +89,16 @@ impl BotOutput {
     /// The last stderr lines of this game.
     pub fn tail(&self) -> Vec<String> {
         self.tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// The last stdout lines of this game.
+    pub fn stdout_tail(&self) -> Vec<String> {
+        self.stdout_tail
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
@@ -116,6 +135,12 @@ impl BotOutput {
             if line.starts_with(LIBRARY_FALLBACK) {
                 self.fallback(&line);
             }
+        } else {
+            let mut tail = self.stdout_tail.lock().unwrap_or_else(|e| e.into_inner());
+            if tail.len() == STDOUT_TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(line.clone());
         }
         let n = self.lines.fetch_add(1, Ordering::Relaxed);
         if n >= MAX_LINES_PER_GAME {

@@ -65,6 +65,24 @@ pub fn install_hint(program: &str) -> Option<&'static str> {
     })
 }
 
+/// What to do about a bot program that may not be executed (no execute
+/// bit, or none for the user the bot runs as): one wording wherever
+/// starting it fails that way (here, and the sandbox's start error).
+pub fn not_executable_hint(program: &str) -> String {
+    let interpreter = match Path::new(program).extension().and_then(|e| e.to_str()) {
+        Some("rb") => "ruby",
+        Some("js") => "node",
+        Some("yab") => "yabasic",
+        Some("bas") => "bwbasic",
+        Some("sh") => "bash",
+        _ => "python3",
+    };
+    format!(
+        "chmod +x {program} (for every user: as root, bots run as `nobody`), or name its \
+         interpreter in command, e.g. [\"{interpreter}\", \"{program}\"]"
+    )
+}
+
 /// The first `program` on PATH; for a bot that runs as a user of its own
 /// (`runs_as`), the first that user can reach, so a root's own
 /// interpreters (pyenv or nvm under /root) give way to the system's. A
@@ -187,11 +205,10 @@ impl PlayerSpec {
             }
             if !is_executable(&p) {
                 return Err(format!(
-                    "player `{}`: cannot start `{shown}`: {} is not an executable file \
-                     (make it one with chmod +x, or name its interpreter first, e.g. \
-                     [\"python3\", \"{program}\"])",
+                    "player `{}`: cannot start `{shown}`: {} is not an executable file: {}",
                     self.name,
-                    p.display()
+                    p.display(),
+                    not_executable_hint(program)
                 ));
             }
             p

@@ -341,10 +341,14 @@ mod linux {
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
-                report(&format!(
-                    "error cannot start `{}`: {e}",
-                    argv[0].to_string_lossy()
-                ));
+                let program = argv[0].to_string_lossy();
+                let hint = match e.kind() {
+                    io::ErrorKind::PermissionDenied => {
+                        format!(": {}", crate::player::not_executable_hint(&program))
+                    }
+                    _ => String::new(),
+                };
+                report(&format!("error cannot start `{program}`: {e}{hint}"));
                 return 127;
             }
         };

@@ -1,8 +1,11 @@
 //! A bot author's first hour (issue 19): the shipped libraries do not hide
 //! a bug in the bot's own move choice — check-bot fails it with a hint that
 //! names the mistake, `play` warns with a count, the strict option turns it
-//! into a forfeit — and the documentation's examples (tournament.toml
-//! snippets, the shell bot of PROTOCOL.md) really work.
+//! into a forfeit —; check-bot's hints for the mistakes a beginner makes
+//! (rows and columns swapped, rows from 0, the answer on stdout, a script it
+//! may not execute), once each with a count; `watch` following game after
+//! game; and the documentation's examples (tournament.toml snippets, the
+//! minimal bots of PROTOCOL.md, the bash one too) really work.
 
 use std::path::Path;
 use std::time::Duration;
@@ -223,15 +226,17 @@ fn a_closed_stdout_stops_every_command_quietly() {
         &["perft", "3"],
         &["crosstable"],
     ] {
-        let mut child = std::process::Command::new(&bin)
+        // The reader is gone before the command starts (no race with a
+        // fast command that writes everything into the pipe's buffer).
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(&bin)
             .args(args)
             .current_dir(s.path())
-            .stdout(std::process::Stdio::piped())
+            .stdout(writer)
             .stderr(std::process::Stdio::piped())
-            .spawn()
+            .output()
             .unwrap();
-        drop(child.stdout.take()); // the reader is gone before anything is written
-        let out = child.wait_with_output().unwrap();
         let stderr = text(&out.stderr);
         assert_eq!(
             out.status.code(),
@@ -263,4 +268,352 @@ fn help_shows_verbose_and_quiet_as_global_options_after_the_commands_own() {
             "{help}"
         );
     }
+}
+
+/// `tournament check-bot` on the misreading test bot in `mode`: its exit
+/// code and report (stdout).
+fn check_misread(mode: &str) -> (Option<i32>, String) {
+    let s = Scratch::new();
+    let bot = project_root().join("tests/fixtures/misreadbot.py");
+    let out = s
+        .cmd(&["check-bot", "--", "python3", bot.to_str().unwrap(), mode])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (out.status.code(), text(&out.stdout))
+}
+
+#[test]
+fn check_bot_names_swapped_rows_and_columns_on_every_board_size() {
+    let (code, report) = check_misread("swap");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    for (size, line) in [
+        // 8×8, black: c8 is the only legal move; the bot answered h3.
+        (
+            8,
+            "hint      h3 with rows and columns swapped, c8, would be legal",
+        ),
+        // 6×6, white (e2, e3, f4, e5 or c6): c6 swapped is f3.
+        (
+            6,
+            "hint      f3 with rows and columns swapped, c6, would be legal",
+        ),
+        // 4×4, white, in the complete game.
+        (4, "with rows and columns swapped, c4, would be legal"),
+    ] {
+        assert!(report.contains(line), "{size}×{size}: `{line}`:\n{report}");
+    }
+    assert!(
+        !report.contains("but you play"),
+        "the swap explains it, not the colour:\n{report}"
+    );
+}
+
+#[test]
+fn check_bot_names_rows_counted_from_zero() {
+    let (code, report) = check_misread("zero");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    // From the start the bot answered d2 for d3; after white's pass, d0 for d1.
+    for line in [
+        "hint      d3, one row lower, would be legal: rows are numbered from 1, not 0",
+        "got       \"d0\", which is not a square or `pass`",
+        "hint      d1, one row lower, would be legal: rows are numbered from 1, not 0",
+    ] {
+        assert!(report.contains(line), "`{line}`:\n{report}");
+    }
+}
+
+#[test]
+fn check_bot_tells_a_bot_that_prints_its_answer_to_write_out_txt() {
+    let (code, report) = check_misread("stdout");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    for line in [
+        "hint      nothing came in out.txt, but the bot printed \"d3\" on stdout: the referee reads only out.txt",
+        "write the four lines \"misreadbot.1\\nreferee\\n2\\n<answer>\\n\" to out.txt",
+        "      last lines of its stdout:\n      | d3\n",
+    ] {
+        assert!(report.contains(line), "`{line}`:\n{report}");
+    }
+}
+
+#[test]
+fn check_bot_shows_a_repeated_hint_once_with_a_count_and_unchecked_checks_as_not_checked() {
+    let (code, report) = check_misread("fromto");
+    assert_eq!(code, Some(tournament::error::exit::BOT_NONCOMPLIANT));
+    let hint = "lines 1 and 2 are swapped: line 1 is the sender (you, `misreadbot.1`), line 2 the recipient (`referee`)";
+    assert_eq!(
+        report.matches(hint).count(),
+        2,
+        "once in the first problem, once in the list at the end:\n{report}"
+    );
+    assert!(
+        report.contains("hint      the same as for seq 1 (×11 so far; listed at the end)"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("hints given more than once:\n  ×11  {hint}\n")),
+        "{report}"
+    );
+    for line in [
+        "- seq: every answer repeats the seq of its message: no usable answer came (not checked)",
+        "- timing: every answer within move-ms (2000 ms), READY within startup-ms (10000 ms): no answer came (not checked)",
+        "- every move chosen by the bot itself (no library fallback): no TURN was answered (not checked)",
+        "17 checks, 11 failed, 1 warning, 4 not checked",
+    ] {
+        assert!(report.contains(line), "`{line}`:\n{report}");
+    }
+    assert!(!report.contains("✓ seq:"), "{report}");
+    assert!(!report.contains("slowest READY -"), "{report}");
+}
+
+#[test]
+fn check_bot_says_chmod_or_name_the_interpreter_for_a_script_it_cannot_execute() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    let bot = s.write(
+        "bot.py",
+        "#!/usr/bin/env python3\nimport time\ntime.sleep(60)\n",
+    );
+    let expect = "chmod +x";
+    let interp = "or name its interpreter in command, e.g. [\"python3\",";
+    // Without any execute bit: refused before it starts.
+    std::fs::set_permissions(&bot, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = s
+        .cmd(&["check-bot", "--", "./bot.py"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("is not an executable file: chmod +x ./bot.py"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(interp), "{stderr}");
+    // Executable by its owner only: as root the bot runs as `nobody`, who
+    // may not execute it; the start fails with the same hint.
+    if unsafe { libc::geteuid() } == 0 {
+        std::fs::set_permissions(&bot, std::fs::Permissions::from_mode(0o744)).unwrap();
+        let out = s
+            .cmd(&["check-bot", "--", "./bot.py"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(!out.status.success(), "{stdout}");
+        assert!(
+            stdout.contains("got       the bot could not be started: cannot start `"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("Permission denied"), "{stdout}");
+        assert!(
+            stdout.contains(expect) && stdout.contains(interp),
+            "{stdout}"
+        );
+    }
+}
+
+/// The minimal bots of PROTOCOL.md section 6: (heading, code), in order.
+fn minimal_bots() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(project_root().join("PROTOCOL.md")).unwrap();
+    let section = text
+        .split("\n## 6. Minimal bots\n")
+        .nth(1)
+        .expect("PROTOCOL.md has section 6")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let mut bots = vec![];
+    for part in section.split("\n### ").skip(1) {
+        let (heading, body) = part.split_once('\n').unwrap();
+        let Some(code) = body
+            .split_once("```")
+            .and_then(|(_, rest)| rest.split_once('\n'))
+            .and_then(|(_, rest)| rest.split_once("\n```"))
+            .map(|(code, _)| format!("{code}\n"))
+        else {
+            continue;
+        };
+        bots.push((heading.trim().to_string(), code));
+    }
+    bots
+}
+
+/// How a minimal bot of PROTOCOL.md is run: (file name, interpreter).
+fn minimal_bot_file(heading: &str) -> (&'static str, &'static str) {
+    match heading {
+        "Python 3" => ("bot.py", "python3"),
+        "Ruby" => ("bot.rb", "ruby"),
+        "JavaScript (node)" => ("bot.js", "node"),
+        "yabasic" => ("bot.yab", "yabasic"),
+        "bash" => ("bot.sh", "bash"),
+        other => panic!("PROTOCOL.md section 6 has a bot under `### {other}`: say how to run it"),
+    }
+}
+
+#[test]
+fn every_minimal_bot_of_protocol_md_passes_check_bot_the_bash_one_too() {
+    let bots = minimal_bots();
+    let headings: Vec<&str> = bots.iter().map(|(h, _)| h.as_str()).collect();
+    assert!(headings.contains(&"bash"), "{headings:?}");
+    let s = Scratch::new();
+    for (heading, code) in &bots {
+        let (file, interpreter) = minimal_bot_file(heading);
+        s.write(file, code);
+        let out = s
+            .cmd(&["check-bot", "--", interpreter, file])
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{heading}:\n{stdout}");
+        assert!(
+            stdout.contains("17 checks, 0 failed\n"),
+            "{heading}:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn the_bash_bot_reading_in_txt_with_command_substitution_waits_forever_as_protocol_md_warns() {
+    let (_, code) = minimal_bots()
+        .into_iter()
+        .find(|(h, _)| h == "bash")
+        .unwrap();
+    let right = "IFS= read -r -d '' msg 2>/dev/null < in.txt";
+    assert!(code.contains(right), "{code}");
+    let doc = std::fs::read_to_string(project_root().join("PROTOCOL.md")).unwrap();
+    assert!(doc.contains("`msg=$(<in.txt)`"), "the warning is there");
+    let s = Scratch::new();
+    s.write("wrong.sh", &code.replace(right, "msg=$(<in.txt)"));
+    let out = s
+        .cmd(&[
+            "check-bot",
+            "--startup-ms",
+            "1500",
+            "--",
+            "bash",
+            "wrong.sh",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(tournament::error::exit::BOT_NONCOMPLIANT),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("stopped early: the bot never answered its first NEW"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answers_a_finished_game_at_once(
+) {
+    let s = Scratch::new();
+    let slow = crate::fixture::fakebot("slow 100");
+    let slow: Vec<String> = slow.split(' ').map(|w| format!("{w:?}")).collect();
+    s.write(
+        "tournament.toml",
+        &format!(
+            "[tournament]\nname = \"w\"\ngames-per-pairing = 2\nconcurrency = 1\nsize = 4\n\n\
+             [time]\nmove-ms = 3000\n\n\
+             [[player]]\nname = \"slow\"\ncommand = [{}]\n\n\
+             [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n\n\
+             [[player]]\nname = \"random\"\nbuiltin = \"random\"\n",
+            slow.join(", ")
+        ),
+    );
+    let mut run = std::process::Command::new(crate::fixture::tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = s
+        .cmd(&["watch", "--follow", "--player", "slow", "--wait-secs", "30"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(run.wait().unwrap().success());
+    let watched = text(&out.stdout);
+    assert!(out.status.success(), "{watched}\n{}", text(&out.stderr));
+    // slow plays 4 of the 6 games; each is followed to its end, in turn.
+    let headers: Vec<&str> = watched
+        .lines()
+        .filter(|l| l.starts_with("game r"))
+        .collect();
+    assert_eq!(headers.len(), 4, "{watched}");
+    assert!(headers.iter().all(|h| h.contains("slow")), "{headers:?}");
+    assert_eq!(watched.matches("game over: ").count(), 4, "{watched}");
+    assert_eq!(
+        watched
+            .matches("(--follow: waiting for the next game)")
+            .count(),
+        4,
+        "{watched}"
+    );
+    assert!(
+        watched.contains("no more games: no referee runs on"),
+        "{watched}"
+    );
+    // The last move is in brackets: after `move N: black d3`, row 3 has (X) in column d.
+    let mut marked = 0;
+    let lines: Vec<&str> = watched.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("move ") else {
+            continue;
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let (color, mv) = (words[1], words[2]);
+        if mv == "pass" {
+            continue;
+        }
+        let col = usize::from(mv.as_bytes()[0] - b'a');
+        let row: usize = mv[1..].parse().unwrap();
+        let board_row = lines[i - 5 + row];
+        let disc = if color == "black" { 'X' } else { 'O' };
+        let at = 3 + 2 * col;
+        assert_eq!(
+            &board_row[at - 1..at + 2],
+            format!("({disc})"),
+            "{line}:\n{}",
+            lines[i - 5..i].join("\n")
+        );
+        marked += 1;
+    }
+    assert!(marked > 10, "{watched}");
+
+    // A finished game: its result at once, and where to replay it.
+    let id = headers[0]
+        .strip_prefix("game ")
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = s
+        .cmd(&["watch", id, "--wait-secs", "30"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not waited for: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        said.starts_with(&format!("game {id} is finished: ")),
+        "{said}"
+    );
+    assert!(
+        said.contains("Replay it with `tournament report`"),
+        "{said}"
+    );
 }
