@@ -22,6 +22,7 @@
 pub mod feed;
 pub mod files;
 mod page;
+pub mod referee;
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener, TcpStream};
