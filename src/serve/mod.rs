@@ -4,12 +4,16 @@
 //! to date by server-sent events.
 //!
 //! Owns the HTTP side: listening, the routes, the event streams. HTTP
-//! itself (parsing requests, keep-alive, chunked bodies, HEAD) is the
-//! `touche` crate's; this module owns only the accept loop, so that every
-//! connection gets its own thread (an event stream holds its thread for as
-//! long as the viewer watches: a classroom's hundred viewers are a hundred
-//! idle threads, and no viewer waits behind another) and so that the
-//! server can stop. Works from the results folder alone (the referee may
+//! itself (parsing requests, chunked bodies, HEAD) is the `touche` crate's;
+//! this module owns only the accept loop, so that every connection gets
+//! its own thread (an event stream holds its thread for as long as the
+//! viewer watches: a classroom's hundred viewers are a hundred idle
+//! threads, and no viewer waits behind another) and so that the server can
+//! stop, and the limits a page open to a room's network needs: at most
+//! [`MAX_CONNECTIONS`] at once, one request per connection (every answer
+//! closes it), and a request head of at most [`MAX_HEAD`] bytes, seen
+//! whole in the socket's buffer before touche reads it (touche itself
+//! reads a head of any length). Works from the results folder alone (the referee may
 //! run on another machine), only reads it, and serves no file outside it
 //! (`files`). The data is `feed`'s, the page `page`'s, the replay of a
 //! finished game the HTML report's.
@@ -27,10 +31,10 @@ pub mod referee;
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use touche::{header, Body, Method, Request, Response, StatusCode};
 
@@ -49,6 +53,10 @@ const ACCEPT_EVERY: Duration = Duration::from_millis(10);
 /// A connection that sends no request for this long is closed (it frees
 /// its thread); a viewer that reads nothing for this long is dropped.
 const IDLE: Duration = Duration::from_secs(30);
+/// The longest request head answered.
+const MAX_HEAD: usize = 16 * 1024;
+/// Connections open at once; more are closed unanswered.
+const MAX_CONNECTIONS: usize = 1024;
 
 /// What every answer carries: nothing may be loaded from elsewhere.
 const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:";
@@ -87,12 +95,20 @@ impl LiveServer {
                 feed: Arc::clone(&feed),
                 stop: Arc::clone(&stop),
             };
+            let open = Arc::new(AtomicUsize::new(0));
             threads.push(std::thread::spawn(move || {
                 while !site.stop.load(Ordering::Relaxed) {
                     match listener.accept() {
                         Ok((stream, _)) => {
-                            let site = site.clone();
-                            std::thread::spawn(move || site.serve(stream));
+                            if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                                open.fetch_sub(1, Ordering::SeqCst);
+                                continue; // dropped: closed
+                            }
+                            let (site, open) = (site.clone(), Arc::clone(&open));
+                            std::thread::spawn(move || {
+                                site.serve(stream);
+                                open.fetch_sub(1, Ordering::SeqCst);
+                            });
                         }
                         Err(_) => std::thread::sleep(ACCEPT_EVERY),
                     }
@@ -170,11 +186,14 @@ struct Site {
 }
 
 impl Site {
-    /// Answers the requests of one connection, in this thread, until the
-    /// client closes it, it stays idle for [`IDLE`], or its event stream
-    /// ends.
+    /// Answers the one request of a connection, in this thread (an event
+    /// stream: until the viewer leaves or the server stops).
     fn serve(self, stream: TcpStream) {
-        if stream.set_nonblocking(false).is_err() || stream.set_write_timeout(Some(IDLE)).is_err() {
+        if stream.set_nonblocking(false).is_err()
+            || stream.set_write_timeout(Some(IDLE)).is_err()
+            || stream.set_read_timeout(Some(IDLE)).is_err()
+            || !head_arrives(&stream)
+        {
             return;
         }
         let _ = touche::Server::builder()
@@ -239,6 +258,31 @@ impl Site {
     }
 }
 
+/// Whether a whole request head (up to its blank line) of at most
+/// [`MAX_HEAD`] bytes arrives within [`IDLE`]; looks without taking it
+/// (`peek`), so touche reads it afterwards. A longer head, a closed or
+/// silent connection: false.
+fn head_arrives(stream: &TcpStream) -> bool {
+    let mut buf = vec![0u8; MAX_HEAD];
+    let until = Instant::now() + IDLE;
+    loop {
+        // Blocks while nothing is there (up to the read timeout); returns
+        // at once with what is there.
+        let n = match stream.peek(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        let head = &buf[..n];
+        if head.windows(4).any(|w| w == b"\r\n\r\n") || head.windows(2).any(|w| w == b"\n\n") {
+            return true;
+        }
+        if n == buf.len() || Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// The chunks of an event stream: blocks in `next` until there is
 /// something to send; ends when the server stops.
 struct EventStream {
@@ -293,6 +337,7 @@ fn respond(status: StatusCode, kind: &str, body: Vec<u8>) -> Response<Body> {
         .header(header::CACHE_CONTROL, "no-store")
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::CONTENT_SECURITY_POLICY, POLICY)
+        .header(header::CONNECTION, "close")
         .body(Body::from(body))
         .expect("valid headers")
 }

@@ -208,6 +208,32 @@ fn the_live_page_serves_nothing_outside_the_results_folder_and_writes_nothing() 
         let (status, _) = http(addr, method, "/results/games.jsonl");
         assert_eq!(status, 405, "{method}");
     }
+    // One request per connection: asked to keep it open, it answers and
+    // closes it all the same.
+    let mut kept = TcpStream::connect(addr).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(kept, "GET /state HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let clock = Instant::now();
+    let mut raw = Vec::new();
+    kept.read_to_end(&mut raw).unwrap();
+    assert!(
+        clock.elapsed() < Duration::from_secs(10),
+        "closed after its answer"
+    );
+    assert!(String::from_utf8_lossy(&raw).starts_with("HTTP/1.1 200"));
+    // A request head longer than 16 KiB gets no answer.
+    let mut long = TcpStream::connect(addr).unwrap();
+    long.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let _ = write!(
+        long,
+        "GET /state HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let mut raw = Vec::new();
+    let _ = long.read_to_end(&mut raw);
+    assert!(raw.is_empty(), "{}", String::from_utf8_lossy(&raw));
     // A stream opened and dropped, then the page again: still nothing written.
     let mut events = TcpStream::connect(addr).unwrap();
     write!(events, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
