@@ -115,11 +115,16 @@ impl LiveServer {
                                 open.fetch_sub(1, Ordering::SeqCst);
                                 continue; // dropped: closed
                             }
-                            let (site, open) = (site.clone(), Arc::clone(&open));
-                            std::thread::spawn(move || {
+                            let (site, done) = (site.clone(), Arc::clone(&open));
+                            let spawned = std::thread::Builder::new().spawn(move || {
                                 site.serve(stream);
-                                open.fetch_sub(1, Ordering::SeqCst);
+                                done.fetch_sub(1, Ordering::SeqCst);
                             });
+                            if spawned.is_err() {
+                                // No thread to be had: the connection is
+                                // closed, the server goes on.
+                                open.fetch_sub(1, Ordering::SeqCst);
+                            }
                         }
                         Err(_) => std::thread::sleep(ACCEPT_EVERY),
                     }
