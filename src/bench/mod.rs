@@ -664,6 +664,18 @@ fn viewer_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Stri
             .target(Target::AtLeast(0.9)),
     );
     let pushed = rows.add(Row::new("  snapshots each viewer received", Unit::Plain));
+    let cpu_alone = rows.add(Row::new(
+        "live page: CPU of run + its bots per game, no page",
+        Unit::Millis,
+    ));
+    let cpu_watched = rows.add(Row::new(
+        format!("live page: the same with run --serve + {n} SSE viewers"),
+        Unit::Millis,
+    ));
+    let cpu_ratio = rows.add(Row::new(
+        format!("live page: CPU per game, {n} viewers ÷ none"),
+        Unit::Ratio,
+    ));
     let random = Bot::Builtin("random");
     let setup = Setup {
         players: vec![("a".to_string(), &random), ("b".to_string(), &random)],
@@ -678,6 +690,7 @@ fn viewer_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Stri
             plan.reps
         ));
         let mut rate = [f64::NAN; 2];
+        let mut cpu = [f64::NAN; 2];
         for (k, page) in [false, true].into_iter().enumerate() {
             let result = sys::Scratch::new(&place.dir, "viewers")
                 .map_err(anyhow::Error::from)
@@ -685,7 +698,12 @@ fn viewer_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Stri
             match result {
                 Ok(m) => {
                     rate[k] = m.rate;
+                    cpu[k] = m.cpu_ms_per_game;
                     rows.push(if page { watched } else { alone }, m.rate);
+                    rows.push(
+                        if page { cpu_watched } else { cpu_alone },
+                        m.cpu_ms_per_game,
+                    );
                     if page {
                         let mut s = m.snapshots;
                         s.sort_unstable();
@@ -695,11 +713,22 @@ fn viewer_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Stri
                 Err(e) => {
                     let why = err_line(&e);
                     notes.push(format!("live page, run {rep}: {why}"));
-                    rows.fail(&[if page { watched } else { alone }, ratio, pushed], &why);
+                    let cpu_row = if page { cpu_watched } else { cpu_alone };
+                    rows.fail(
+                        &[
+                            if page { watched } else { alone },
+                            ratio,
+                            pushed,
+                            cpu_row,
+                            cpu_ratio,
+                        ],
+                        &why,
+                    );
                 }
             }
         }
         rows.push(ratio, rate[1] / rate[0]);
+        rows.push(cpu_ratio, cpu[1] / cpu[0]);
     }
 }
 

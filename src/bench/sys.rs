@@ -137,6 +137,9 @@ pub struct Ended {
     /// Peak resident memory (KiB) of the child or of the largest process
     /// it waited for, whichever is larger (Linux `wait4` semantics).
     pub maxrss_kib: u64,
+    /// CPU seconds (user + system) of the child and of the processes it
+    /// waited for.
+    pub cpu_s: f64,
 }
 
 /// Waits for `child` and returns its exit code and peak memory.
@@ -156,9 +159,11 @@ pub fn wait_rusage(child: &mut Child) -> io::Result<Ended> {
         }
     }
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Ok(Ended {
         code,
         maxrss_kib: ru.ru_maxrss.max(0) as u64,
+        cpu_s: seconds(ru.ru_utime) + seconds(ru.ru_stime),
     })
 }
 

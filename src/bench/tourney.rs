@@ -36,6 +36,9 @@ pub struct Outcome {
     pub seconds: f64,
     /// Peak memory of the referee process (from `wait4`).
     pub maxrss_kib: u64,
+    /// CPU seconds of the referee and the processes it waited for (its
+    /// bots), from `wait4`.
+    pub cpu_s: f64,
     /// Sampled memory, when asked for.
     pub sampled: Option<MemoryPeak>,
 }
@@ -140,6 +143,7 @@ pub fn run_with(
         games,
         seconds,
         maxrss_kib: ended.maxrss_kib,
+        cpu_s: ended.cpu_s,
         sampled,
     })
 }

@@ -22,10 +22,11 @@ use super::tourney::{self, Setup};
 /// Viewers connected during the run with the page.
 pub const VIEWERS: usize = 100;
 
-/// One tournament's rate (games/s) and, with the page, the snapshots each
-/// viewer received.
+/// One tournament's rate (games/s), the CPU time of `run` and its bots
+/// per game (ms), and, with the page, the snapshots each viewer received.
 pub struct Measured {
     pub rate: f64,
+    pub cpu_ms_per_game: f64,
     pub snapshots: Vec<u64>,
 }
 
@@ -91,9 +92,10 @@ fn journal_rate(dir: &Path) -> anyhow::Result<f64> {
 /// [`VIEWERS`] viewers.
 pub fn measure(dir: &Path, setup: &Setup<'_>, page: bool) -> anyhow::Result<Measured> {
     if !page {
-        tourney::run(dir, setup, false)?;
+        let ran = tourney::run(dir, setup, false)?;
         return Ok(Measured {
             rate: journal_rate(dir)?,
+            cpu_ms_per_game: ran.cpu_s * 1000.0 / ran.games as f64,
             snapshots: vec![],
         });
     }
@@ -110,7 +112,7 @@ pub fn measure(dir: &Path, setup: &Setup<'_>, page: bool) -> anyhow::Result<Meas
                 .unwrap_or_else(|_| Err("the viewer panicked".into()))
         })
         .collect();
-    ran.context("`tournament run --serve`")?;
+    let ran = ran.context("`tournament run --serve`")?;
     let failed: Vec<&String> = seen.iter().filter_map(|r| r.as_ref().err()).collect();
     if let Some(first) = failed.first() {
         bail!(
@@ -121,6 +123,7 @@ pub fn measure(dir: &Path, setup: &Setup<'_>, page: bool) -> anyhow::Result<Meas
     let snapshots = seen.into_iter().flatten().collect();
     Ok(Measured {
         rate: journal_rate(dir)?,
+        cpu_ms_per_game: ran.cpu_s * 1000.0 / ran.games as f64,
         snapshots,
     })
 }

@@ -14,6 +14,7 @@ use crate::mailbox::{BoardLock, LockError, LockOptions};
 use crate::player::{become_subreaper, PlayerSpec};
 use crate::rating::pairstats::pentanomial;
 use crate::rating::sprt::Decision;
+use crate::rating::SprtStatus;
 use crate::record::GameRecord;
 use crate::referee::GameSpec;
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
@@ -233,18 +234,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let mut records = done;
     let sprt_line = |records: &[GameRecord]| -> Option<(String, Decision)> {
         let test = config.sprt?;
-        let penta = pentanomial(records, &names[0], &names[1]);
-        let llr = test.llr(&penta);
-        Some((
-            format!(
-                "LLR {llr:.2} ({:.2}, {:.2}) [{}, {}]",
-                test.lower(),
-                test.upper(),
-                test.elo0,
-                test.elo1
-            ),
-            test.decide(llr),
-        ))
+        let status = SprtStatus::new(test, &pentanomial(records, &names[0], &names[1]));
+        Some((status.progress_note(), status.decision))
     };
     let decided = AtomicBool::new(false);
     if let Some((line, decision)) = sprt_line(&records) {

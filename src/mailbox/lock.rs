@@ -251,7 +251,7 @@ fn remove_lock_folder(board: &Path, name: &str) {
 /// Whether the holder `o` (on this host) still runs: its pid is alive and
 /// belongs to a process that started before it took the lock (a pid reused
 /// since does not count).
-fn holder_alive(o: &OwnerRecord) -> bool {
+pub fn holder_alive(o: &OwnerRecord) -> bool {
     match humantime::parse_rfc3339_weak(&o.started) {
         Ok(t) => crate::player::process::pid_alive_since(o.pid, t),
         Err(_) => crate::player::process::pid_alive(o.pid),

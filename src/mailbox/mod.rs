@@ -27,7 +27,7 @@ pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, PO
 pub use files::{
     is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile, ReadOutcome,
 };
-pub use lock::{hostname, read_owner};
+pub use lock::{holder_alive, hostname, read_owner};
 pub use lock::{
     may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE, LOCK_DIR,
 };

@@ -78,16 +78,37 @@ pub struct Crosstable {
     pub sprt: Option<SprtStatus>,
 }
 
+impl SprtStatus {
+    /// `test` evaluated on the pentanomial count `penta`.
+    pub fn new(test: sprt::Sprt, penta: &[u64; 5]) -> SprtStatus {
+        let llr = test.llr(penta);
+        SprtStatus {
+            test,
+            llr,
+            decision: test.decide(llr),
+        }
+    }
+
+    /// The test's state in one short line, as a run's progress and the
+    /// live page show it: `LLR 1.23 (-2.94, 2.94) [0, 50]`.
+    pub fn progress_note(&self) -> String {
+        let t = &self.test;
+        format!(
+            "LLR {:.2} ({:.2}, {:.2}) [{}, {}]",
+            self.llr,
+            t.lower(),
+            t.upper(),
+            t.elo0,
+            t.elo1
+        )
+    }
+}
+
 impl Crosstable {
     /// Adds the result of `test` over the first listed pair's pentanomial.
     pub fn with_sprt(mut self, test: sprt::Sprt) -> Crosstable {
         let penta = self.pentanomial.unwrap_or([0; 5]);
-        let llr = test.llr(&penta);
-        self.sprt = Some(SprtStatus {
-            test,
-            llr,
-            decision: test.decide(llr),
-        });
+        self.sprt = Some(SprtStatus::new(test, &penta));
         self
     }
 }

@@ -1,7 +1,11 @@
 //! What the live page shows, read from a results folder: the journal
 //! (`games.jsonl`, read incrementally from where the last look stopped) and
 //! the live files of running games (`live/<id>.jsonl`, see
-//! `report::live`), turned into one JSON snapshot that the page renders.
+//! `report::live`) and whether the referee still runs (`referee`), turned
+//! into one JSON snapshot that the page renders. Live files count as
+//! running games only while the referee runs: one killed leaves its files
+//! behind, and the page then shows the run as interrupted, not games that
+//! go on forever.
 //!
 //! Owns the reading and the snapshot. Only reads (the referee may run on
 //! another machine and the folder sit on a shared drive, so it polls: a
@@ -20,11 +24,15 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::game::{board_string, replay_transcript, Position};
+use crate::rating::sprt::{Decision, Sprt};
+use crate::rating::SprtStatus;
 use crate::record::GameRecord;
 use crate::report::html::crosstable_html;
 use crate::report::live::{live_dir, LiveLine};
 use crate::report::result_line;
-use crate::results::{GAMES_FILE, SCHEDULE_FILE};
+use crate::results::{read_schedule, GAMES_FILE, SCHEDULE_FILE};
+
+use super::referee::{Referee, RefereeWatch};
 
 /// How many finished games the page lists.
 const RECENT: usize = 12;
@@ -154,6 +162,34 @@ pub struct FinishedGame {
     pub line: String,
 }
 
+/// Where the tournament stands, as the page's status says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunState {
+    /// No referee, and nothing played or scheduled yet.
+    Waiting,
+    /// A referee holds the results folder.
+    Running,
+    /// No referee, and every scheduled game is in (or the SPRT decided,
+    /// or the games came without a schedule).
+    Finished,
+    /// No referee, and scheduled games are left: it was stopped or killed
+    /// (resume with the same command).
+    Interrupted,
+}
+
+/// The SPRT's state, as `run` shows it in its progress.
+#[derive(Clone, Debug, Serialize)]
+pub struct SprtView {
+    /// `LLR 1.23 (-2.94, 2.94) [0, 50]`
+    pub note: String,
+    /// `H0`, `H1` or `continue`.
+    pub decision: &'static str,
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+}
+
 /// Everything the page shows at one moment.
 #[derive(Clone, Debug, Serialize)]
 pub struct Snapshot {
@@ -161,10 +197,19 @@ pub struct Snapshot {
     /// Games in the schedule (none before the referee wrote it).
     pub total: Option<usize>,
     pub done: usize,
-    /// Estimated seconds left, from the pace of the finished games.
+    /// Estimated seconds left, from the pace of the finished games (only
+    /// while a referee runs).
     pub eta_s: Option<u64>,
-    /// Every game of the schedule is in the journal.
+    pub state: RunState,
+    pub referee: Referee,
+    /// `state` is `finished`.
     pub finished: bool,
+    /// The games that were running when the referee stopped (their live
+    /// files left behind); 0 while it runs.
+    pub cut_short: usize,
+    /// The SPRT of a two-player event, once the schedule asks for one.
+    pub sprt: Option<SprtView>,
+    /// Only while a referee runs.
     pub running: Vec<RunningGame>,
     /// Newest first.
     pub recent: Vec<FinishedGame>,
@@ -180,6 +225,7 @@ struct Schedule {
     title: Option<String>,
     players: Vec<String>,
     total: Option<usize>,
+    sprt: Option<Sprt>,
 }
 
 /// The state read so far from one results folder.
@@ -191,6 +237,8 @@ pub struct Reader {
     records: Vec<GameRecord>,
     live: BTreeMap<PathBuf, LiveFile>,
     schedule: Schedule,
+    watch: RefereeWatch,
+    referee: Referee,
 }
 
 impl Reader {
@@ -201,28 +249,35 @@ impl Reader {
             records: Vec::new(),
             live: BTreeMap::new(),
             schedule: Schedule::default(),
+            watch: RefereeWatch::new(results),
+            referee: Referee::Absent,
         }
     }
 
-    /// Reads what changed since the last look; true if anything did.
+    /// A reader that judges a referee on another machine gone after its
+    /// heartbeat stood still for `stale` (tests).
+    pub fn with_stale(results: &Path, stale: Duration) -> Reader {
+        Reader {
+            watch: RefereeWatch::with_stale(results, stale),
+            ..Reader::new(results)
+        }
+    }
+
+    /// Reads what changed since the last look; true if anything did. The
+    /// referee first: a referee that ends writes its last game before it
+    /// lets go of the lock, so a look that finds it gone also finds every
+    /// game it finished.
     pub fn look(&mut self) -> bool {
+        let referee = self.watch.look();
+        let r = referee != self.referee;
+        self.referee = referee;
         let a = self.read_schedule();
         let b = self.read_journal();
         let c = self.read_live();
-        a || b || c
+        r || a || b || c
     }
 
     fn read_schedule(&mut self) -> bool {
-        #[derive(serde::Deserialize)]
-        struct Game {
-            black: String,
-            white: String,
-        }
-        #[derive(serde::Deserialize)]
-        struct Stored {
-            tournament: String,
-            games: Vec<Game>,
-        }
         let path = self.results.join(SCHEDULE_FILE);
         let stamp = std::fs::metadata(&path)
             .ok()
@@ -231,10 +286,8 @@ impl Reader {
             return false;
         }
         self.schedule.stamp = stamp;
-        let Some(stored) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Stored>(&t).ok())
-        else {
+        // One being written is read at the next look (its stamp changes).
+        let Ok(Some(stored)) = read_schedule(&self.results) else {
             return false;
         };
         let mut players: Vec<String> = Vec::new();
@@ -248,6 +301,7 @@ impl Reader {
         self.schedule.title = Some(stored.tournament);
         self.schedule.players = players;
         self.schedule.total = Some(stored.games.len());
+        self.schedule.sprt = stored.sprt;
         true
     }
 
@@ -328,17 +382,26 @@ impl Reader {
                 }
             }
         }
-        let table = crate::rating::crosstable(&self.records, &players);
+        let mut table = crate::rating::crosstable(&self.records, &players);
+        if let Some(test) = self.schedule.sprt {
+            table = table.with_sprt(test);
+        }
         let mut crosstable = String::new();
         crosstable_html(&mut crosstable, &table, "crosstable");
         let finished_ids: std::collections::HashSet<&str> =
             self.records.iter().map(|r| r.id.as_str()).collect();
-        let running: Vec<RunningGame> = self
+        let mut running: Vec<RunningGame> = self
             .live
             .values()
             .filter_map(|f| f.game.clone())
             .filter(|g| !finished_ids.contains(g.id.as_str()))
             .collect();
+        let mut cut_short = 0;
+        if self.referee != Referee::Running {
+            // Left behind by a referee that is gone: not running.
+            cut_short = running.len();
+            running.clear();
+        }
         let recent = self
             .records
             .iter()
@@ -350,7 +413,23 @@ impl Reader {
             })
             .collect();
         let total = self.schedule.total;
-        let finished = total.is_some_and(|t| t > 0 && done >= t) && running.is_empty();
+        let sprt = table.sprt.as_ref().map(sprt_view);
+        let decided = table
+            .sprt
+            .as_ref()
+            .is_some_and(|s| s.decision != Decision::Continue);
+        let state = if self.referee == Referee::Running {
+            RunState::Running
+        } else if total.is_some_and(|t| t > 0 && done >= t)
+            || decided
+            || (total.is_none() && done > 0)
+        {
+            RunState::Finished
+        } else if total.is_none() {
+            RunState::Waiting
+        } else {
+            RunState::Interrupted
+        };
         Snapshot {
             title: self
                 .schedule
@@ -359,13 +438,29 @@ impl Reader {
                 .unwrap_or_else(|| "tournament".into()),
             total,
             done,
-            eta_s: total.and_then(|t| eta(&self.records, t)),
-            finished,
+            eta_s: total
+                .filter(|_| state == RunState::Running)
+                .and_then(|t| eta(&self.records, t)),
+            state,
+            referee: self.referee,
+            finished: state == RunState::Finished,
+            cut_short,
+            sprt,
             running,
             recent,
             crosstable,
             players: players.len(),
         }
+    }
+}
+
+fn sprt_view(s: &SprtStatus) -> SprtView {
+    SprtView {
+        note: s.progress_note(),
+        decision: s.decision.name(),
+        llr: s.llr,
+        lower: s.test.lower(),
+        upper: s.test.upper(),
     }
 }
 
@@ -477,13 +572,12 @@ mod tests {
         assert!(Tail::default().read_new(&dir.path().join("none")).is_none());
     }
 
-    #[test]
-    fn a_live_file_becomes_a_running_game_and_its_removal_ends_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let live = live_dir(dir.path());
+    /// A live file of game `id` at ply 2 in the results folder `dir`.
+    fn live_game(dir: &Path, id: &str) {
+        let live = live_dir(dir);
         std::fs::create_dir_all(&live).unwrap();
         let start = LiveLine::Start {
-            id: "r1.a.b".into(),
+            id: id.into(),
             black: "a".into(),
             white: "b".into(),
             size: 8,
@@ -501,18 +595,174 @@ mod tests {
             serde_json::to_string(&start).unwrap(),
             serde_json::to_string(&mv).unwrap()
         );
-        std::fs::write(live.join("r1.a.b.jsonl"), text).unwrap();
+        std::fs::write(live.join(format!("{id}.jsonl")), text).unwrap();
+    }
+
+    /// The results lock, taken as `run` takes it.
+    fn take_lock(dir: &Path) -> crate::mailbox::BoardLock {
+        crate::results::lock(dir, &crate::mailbox::LockOptions::default()).unwrap()
+    }
+
+    /// What a referee killed with its lock held leaves: an owner record
+    /// of this machine naming a process that is gone.
+    fn leave_dead_owner(dir: &Path) {
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let pid = gone.id();
+        gone.wait().unwrap();
+        let lock = dir
+            .join(crate::results::LOCK_DIR)
+            .join(crate::mailbox::LOCK_DIR);
+        std::fs::create_dir_all(&lock).unwrap();
+        let record = crate::mailbox::OwnerRecord {
+            token: "dead".into(),
+            host: crate::mailbox::hostname(),
+            pid,
+            started: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            heartbeat: 3,
+            board: dir.display().to_string(),
+            command: "tournament run".into(),
+        };
+        std::fs::write(lock.join("OWNER"), record.encode()).unwrap();
+    }
+
+    #[test]
+    fn a_live_file_is_a_running_game_while_the_referee_holds_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        live_game(dir.path(), "r1.a.b");
         let mut r = Reader::new(dir.path());
+        let held = take_lock(dir.path());
         assert!(r.look());
         let s = r.snapshot();
+        assert_eq!((s.state, s.referee), (RunState::Running, Referee::Running));
         assert_eq!(s.running.len(), 1);
         assert_eq!(s.running[0].ply, 2);
         assert_eq!(s.running[0].last, "d6");
         assert!(!s.finished && s.total.is_none());
         assert!(!r.look(), "nothing new");
-        std::fs::remove_file(live.join("r1.a.b.jsonl")).unwrap();
+        std::fs::remove_file(live_dir(dir.path()).join("r1.a.b.jsonl")).unwrap();
         assert!(r.look());
         assert!(r.snapshot().running.is_empty());
+        drop(held);
+        assert!(r.look(), "the referee let go");
+        assert_eq!(r.snapshot().referee, Referee::Absent);
+    }
+
+    #[test]
+    fn live_files_left_by_a_killed_referee_show_an_interrupted_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let games: Vec<crate::schedule::ScheduledGame> = (1..=4)
+            .map(|round| crate::schedule::ScheduledGame {
+                id: format!("r{round}.a.b"),
+                round,
+                black: "a".into(),
+                white: "b".into(),
+                opening: String::new(),
+            })
+            .collect();
+        write_schedule(dir.path(), games, None);
+        live_game(dir.path(), "r1.a.b");
+        live_game(dir.path(), "r2.a.b");
+        leave_dead_owner(dir.path());
+        let mut r = Reader::new(dir.path());
+        r.look();
+        let s = r.snapshot();
+        assert_eq!(s.referee, Referee::Gone);
+        assert_eq!(s.state, RunState::Interrupted);
+        assert!(s.running.is_empty(), "not running: {:?}", s.running);
+        assert_eq!(s.cut_short, 2);
+        assert_eq!(s.eta_s, None);
+        assert!(!s.finished);
+        // A new referee takes over: its games run again.
+        std::fs::remove_dir_all(dir.path().join(crate::results::LOCK_DIR)).unwrap();
+        let _held = take_lock(dir.path());
+        assert!(r.look());
+        let s = r.snapshot();
+        assert_eq!(
+            (s.state, s.running.len(), s.cut_short),
+            (RunState::Running, 2, 0)
+        );
+    }
+
+    fn write_schedule(dir: &Path, games: Vec<crate::schedule::ScheduledGame>, sprt: Option<Sprt>) {
+        let stored = crate::results::StoredSchedule {
+            tournament: "T".into(),
+            size: 8,
+            games,
+            swiss_rounds: None,
+            sprt,
+        };
+        std::fs::write(
+            dir.join(SCHEDULE_FILE),
+            serde_json::to_string(&stored).unwrap(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn the_sprt_is_shown_and_a_decided_one_ends_the_event() {
+        let test = Sprt {
+            elo0: 0.0,
+            elo1: 50.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: crate::rating::sprt::Model::Normalized,
+        };
+        // 200 scheduled games of a against b, colours alternating by round.
+        let scheduled = |round: u32| {
+            let (black, white) = if round % 2 == 1 {
+                ("a", "b")
+            } else {
+                ("b", "a")
+            };
+            crate::schedule::ScheduledGame {
+                id: format!("r{round}.{black}.{white}"),
+                round,
+                black: black.into(),
+                white: white.into(),
+                opening: String::new(),
+            }
+        };
+        let played = |round: u32| {
+            let g = scheduled(round);
+            // a wins every game.
+            let (winner, discs) = if g.black == "a" {
+                (crate::record::Winner::Black, (40, 24))
+            } else {
+                (crate::record::Winner::White, (24, 40))
+            };
+            let mut r = crate::rating::tests::game(&g.black, &g.white, winner, discs);
+            r.id = g.id;
+            r.round = round;
+            serde_json::to_string(&r).unwrap() + "\n"
+        };
+        let journal = |rounds: u32| (1..=rounds).map(played).collect::<String>();
+        let dir = tempfile::tempdir().unwrap();
+        write_schedule(dir.path(), (1..=200).map(scheduled).collect(), Some(test));
+
+        // One pair: too early to say; no referee, games left: interrupted.
+        std::fs::write(dir.path().join(GAMES_FILE), journal(2)).unwrap();
+        let mut r = Reader::new(dir.path());
+        r.look();
+        let s = r.snapshot();
+        let sprt = s.sprt.as_ref().expect("the schedule asks for an SPRT");
+        assert_eq!(sprt.decision, "continue");
+        assert!(sprt.llr > 0.0 && sprt.llr < sprt.upper, "{sprt:?}");
+        assert!((sprt.lower + 2.944).abs() < 0.01 && (sprt.upper - 2.944).abs() < 0.01);
+        assert_eq!(
+            sprt.note,
+            format!("LLR {:.2} (-2.94, 2.94) [0, 50]", sprt.llr)
+        );
+        assert_eq!(s.state, RunState::Interrupted);
+
+        // Thirty pairs all won by a: H1, and the event is over at 60 of 200.
+        std::fs::write(dir.path().join(GAMES_FILE), journal(60)).unwrap();
+        let mut r = Reader::new(dir.path());
+        r.look();
+        let s = r.snapshot();
+        assert_eq!(s.sprt.as_ref().unwrap().decision, "H1", "{:?}", s.sprt);
+        assert_eq!((s.done, s.total), (60, Some(200)));
+        assert_eq!(s.state, RunState::Finished);
+        assert!(s.finished);
     }
 
     #[test]

@@ -10,9 +10,13 @@
 //!
 //! What a test can read: `<table id="crosstable">` (a row per player), one
 //! `<article class="game">` per running game with `data-game-id` and
-//! `data-ply`, `#progress`, `#status` (`Final standings` once every game
-//! of the schedule is finished), `#recent` (the latest finished games),
-//! and `data-updates` on `<body>` (events received so far).
+//! `data-ply`, `#progress`, `#status` (`Live`, `Between games`,
+//! `Final standings` once the event is over, `Interrupted` when its
+//! referee stopped or was killed with games left, `Waiting for the
+//! referee`), `#notice` (what an interruption means), `#sprt` (the SPRT's
+//! state, when the event has one), `#recent` (the latest finished games),
+//! and on `<body>` `data-state` (the snapshot's `state`) and
+//! `data-updates` (events received so far).
 
 use crate::report::html::{escape, script_safe, BOARD_SCRIPT, BOARD_STYLE};
 
@@ -36,7 +40,8 @@ pub fn render(state: &str) -> String {
 
 const BODY: &str = r#"<header>
 <h1 id="title"></h1>
-<div class="bar"><span id="status"></span> <span id="progress"></span> <span id="eta"></span> <span id="running-count"></span></div>
+<div class="bar"><span id="status"></span> <span id="progress"></span> <span id="eta"></span> <span id="running-count"></span> <span id="sprt"></span></div>
+<p id="notice" hidden></p>
 <nav><a href="/report">Every finished game (replay)</a> · <span id="connection">connecting…</span></nav>
 </header>
 <main>
@@ -58,6 +63,11 @@ h2 { font-size: 1.3em; margin: 0.8em 0 0.4em; border-bottom: 2px solid var(--lin
 .bar { font-size: 1.4em; font-variant-numeric: tabular-nums; display: flex; flex-wrap: wrap; gap: 0.3em 1.2em; align-items: baseline; }
 #status { background: var(--accent); color: #000; font-weight: 700; padding: 0 0.4em; border-radius: 4px; }
 #status.final { background: #3ddc84; }
+#status.interrupted { background: #ff6b6b; }
+#notice { font-size: 1.2em; color: #ffb3b3; border-left: 6px solid #ff6b6b; padding: 0.2em 0.6em; margin: 0.4em 0; }
+.bar span:empty { display: none; }
+#sprt { border: 2px solid var(--line); border-radius: 4px; padding: 0 0.4em; }
+#sprt.decided { border-color: #3ddc84; color: #3ddc84; font-weight: 700; }
 nav, .note, #connection { color: var(--muted); font-size: 0.9em; }
 main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 0 2.5vw; }
 #running { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 360px), 1fr)); gap: 1.2rem; }
@@ -149,11 +159,27 @@ const SCRIPT: &str = r##"
     document.title = s.title + " — live";
     text("title", s.title);
     text("progress", s.done + " / " + (s.total === null ? "?" : s.total) + " games");
-    text("eta", !s.finished && s.eta_s !== null && s.done > 0 ? "ETA " + duration(s.eta_s) : "");
+    text("eta", s.state === "running" && s.eta_s !== null && s.done > 0 ? "ETA " + duration(s.eta_s) : "");
     text("running-count", s.running.length ? s.running.length + " running" : "");
     var status = document.getElementById("status");
-    status.textContent = s.finished ? "Final standings" : s.running.length ? "Live" : s.done ? "Between games" : "Waiting for the referee";
-    status.className = s.finished ? "final" : "live";
+    status.textContent = {
+      running: s.running.length ? "Live" : s.done ? "Between games" : "Starting",
+      finished: "Final standings",
+      interrupted: "Interrupted",
+      waiting: "Waiting for the referee"
+    }[s.state];
+    status.className = s.state === "finished" ? "final" : s.state === "interrupted" ? "interrupted" : "live";
+    var notice = document.getElementById("notice");
+    notice.hidden = s.state !== "interrupted";
+    notice.textContent = s.state !== "interrupted" ? "" :
+      (s.referee === "gone" ? "The referee stopped running (killed or crashed)" : "No referee is running") +
+      " with " + (s.total - s.done) + " game" + (s.total - s.done === 1 ? "" : "s") + " left" +
+      (s.cut_short ? ", " + s.cut_short + " of them cut short mid-game" : "") +
+      ": nothing is being played. Running the same command again resumes the tournament.";
+    var sprt = document.getElementById("sprt");
+    sprt.textContent = s.sprt ? "SPRT " + s.sprt.note + " · " + (s.sprt.decision === "continue" ? "continue" : s.sprt.decision + " accepted") : "";
+    sprt.className = s.sprt && s.sprt.decision !== "continue" ? "decided" : "";
+    document.body.setAttribute("data-state", s.state);
     document.body.setAttribute("data-finished", s.finished ? "true" : "false");
     // Markup made and escaped by the server (report::html).
     document.getElementById("crosstable-box").innerHTML = s.crosstable;

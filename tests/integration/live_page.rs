@@ -1,8 +1,9 @@
 //! The live page (`tournament serve`, `tournament run --serve`) as a viewer
 //! meets it: over real HTTP from a raw socket (what it serves and refuses),
 //! and in headless Chromium during a real run of slow bots (the boards move
-//! on between two looks, the final standings at the end). Screenshots are
-//! kept in `target/test-artefacts/`.
+//! on between two looks, the SPRT's state, the final standings at the end;
+//! a referee killed mid-run shown as interrupted, not as games that never
+//! end). Screenshots are kept in `target/test-artefacts/`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -207,6 +208,32 @@ fn the_live_page_serves_nothing_outside_the_results_folder_and_writes_nothing() 
         let (status, _) = http(addr, method, "/results/games.jsonl");
         assert_eq!(status, 405, "{method}");
     }
+    // One request per connection: asked to keep it open, it answers and
+    // closes it all the same.
+    let mut kept = TcpStream::connect(addr).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(kept, "GET /state HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let clock = Instant::now();
+    let mut raw = Vec::new();
+    kept.read_to_end(&mut raw).unwrap();
+    assert!(
+        clock.elapsed() < Duration::from_secs(10),
+        "closed after its answer"
+    );
+    assert!(String::from_utf8_lossy(&raw).starts_with("HTTP/1.1 200"));
+    // A request head longer than 16 KiB gets no answer.
+    let mut long = TcpStream::connect(addr).unwrap();
+    long.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let _ = write!(
+        long,
+        "GET /state HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let mut raw = Vec::new();
+    let _ = long.read_to_end(&mut raw);
+    assert!(raw.is_empty(), "{}", String::from_utf8_lossy(&raw));
     // A stream opened and dropped, then the page again: still nothing written.
     let mut events = TcpStream::connect(addr).unwrap();
     write!(events, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
@@ -348,7 +375,10 @@ const LOOK: &str = r##"JSON.stringify({
   rows: Array.prototype.map.call(document.querySelectorAll("table#crosstable tbody tr"), function (r) {
     return Array.prototype.map.call(r.cells, function (td) { return td.textContent; });
   }),
-  recent: document.querySelectorAll("#recent li").length
+  recent: document.querySelectorAll("#recent li").length,
+  sprt: document.getElementById("sprt").textContent,
+  state: document.body.getAttribute("data-state"),
+  notice: document.getElementById("notice").hidden ? "" : document.getElementById("notice").textContent
 })"##;
 
 #[derive(Debug, serde::Deserialize)]
@@ -359,6 +389,9 @@ struct Look {
     games: Vec<(String, u32, usize, usize)>,
     rows: Vec<Vec<String>>,
     recent: usize,
+    sprt: String,
+    state: String,
+    notice: String,
 }
 
 fn looks(values: &[serde_json::Value]) -> Vec<Look> {
@@ -395,6 +428,7 @@ fn the_live_page_follows_a_run_of_slow_bots_in_headless_chromium() {
         &format!(
             "[tournament]\nname = \"Projector\"\ngames-per-pairing = 4\nconcurrency = 2\n\n\
              [openings]\nrandom-plies = 24\nseed = 3\n\n\
+             [sprt]\nelo0 = 0\nelo1 = 50\nalpha = 0.05\nbeta = 0.05\n\n\
              [[player]]\nname = \"slow-a\"\ncommand = [{argv}]\n\n\
              [[player]]\nname = \"slow-b\"\ncommand = [{argv}]\n",
             argv = argv.join(", ")
@@ -449,6 +483,11 @@ fn the_live_page_follows_a_run_of_slow_bots_in_headless_chromium() {
     let (before, after) = (&seen[0], &seen[1]);
     assert!(!before.games.is_empty(), "running games shown: {before:?}");
     assert_eq!(before.status, "Live");
+    assert_eq!(before.state, "running");
+    assert!(
+        before.sprt.starts_with("SPRT LLR ") && before.sprt.contains("(-2.94, 2.94) [0, 50]"),
+        "the SPRT in the progress: {before:?}"
+    );
     let moved = before.games.iter().any(|(id, ply, _, _)| {
         after
             .games
@@ -519,4 +558,111 @@ fn the_live_page_follows_a_run_of_slow_bots_in_headless_chromium() {
         })
         .sum();
     assert_eq!(points, 4.0, "the points of 4 games");
+    // The SPRT as `crosstable` computes it from the same folder.
+    let table: serde_json::Value =
+        serde_json::from_slice(&s.run_ok(&["crosstable", "--format", "json"], 30).stdout).unwrap();
+    let test = &table["sprt"];
+    let llr: f64 = last
+        .sprt
+        .strip_prefix("SPRT LLR ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no LLR in {:?}", last.sprt));
+    assert!(
+        (llr - test["llr"].as_f64().unwrap()).abs() < 0.011,
+        "page {:?}, crosstable {test}",
+        last.sprt
+    );
+    assert_eq!(test["result"], "continue", "two pairs decide nothing");
+    assert!(last.sprt.ends_with(" · continue"), "{:?}", last.sprt);
+    assert_eq!(last.state, "finished");
+}
+
+#[test]
+fn the_live_page_shows_a_killed_referee_as_interrupted_not_as_games_going_on() {
+    chromium();
+    let s = Scratch::new();
+    let bot = fakebot("slow 300");
+    let argv: Vec<String> = bot.split(' ').map(|a| format!("\"{a}\"")).collect();
+    s.write(
+        "tournament.toml",
+        &format!(
+            "[tournament]\nname = \"Crash\"\ngames-per-pairing = 4\nconcurrency = 2\n\n\
+             [openings]\nrandom-plies = 24\nseed = 5\n\n\
+             [[player]]\nname = \"slow-a\"\ncommand = [{argv}]\n\n\
+             [[player]]\nname = \"slow-b\"\ncommand = [{argv}]\n",
+            argv = argv.join(", ")
+        ),
+    );
+    let viewer = Served::start(
+        &s,
+        &["serve", "--results", "results", "--addr", "127.0.0.1:0"],
+    );
+    let addr = viewer.addr.clone();
+    let mut referee = Command::new(tournament_bin())
+        .args(["-q", "run"])
+        .current_dir(s.path())
+        .env_remove("TOURNAMENT_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The viewer (another process) sees the referee's games going.
+    assert!(
+        wait_until(60, || {
+            let st = state(&addr);
+            st["state"] == "running"
+                && st["running"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|g| g["last"].as_str() != Some("")))
+        }),
+        "no game got going: {}",
+        state(&addr)
+    );
+    referee.kill().unwrap(); // SIGKILL: no clean-up of any kind
+    referee.wait().unwrap();
+    let left: Vec<_> = std::fs::read_dir(s.join("results/live"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert!(!left.is_empty(), "the killed referee left its live files");
+
+    assert!(
+        wait_until(10, || state(&addr)["state"] == "interrupted"),
+        "not shown as interrupted: {}",
+        state(&addr)
+    );
+    let st = state(&addr);
+    assert_eq!(st["referee"], "gone", "{st}");
+    assert_eq!(st["running"].as_array().unwrap().len(), 0, "{st}");
+    assert!(st["cut_short"].as_u64().unwrap() >= 1, "{st}");
+    assert!(st["done"].as_u64().unwrap() < 4, "{st}");
+
+    let shot = artefact("live-page-interrupted.png");
+    let values = browse(
+        &s,
+        "crash",
+        &viewer.url(),
+        serde_json::json!([
+            {"until": "document.getElementById('status').textContent === 'Interrupted'"},
+            {"eval": LOOK},
+            {"wait": 2},
+            {"eval": LOOK},
+            {"shot": shot},
+        ]),
+    );
+    assert_png(&shot);
+    for look in looks(&values) {
+        assert_eq!(look.status, "Interrupted", "{look:?}");
+        assert_eq!(look.state, "interrupted");
+        assert!(look.games.is_empty(), "no game shown running: {look:?}");
+        assert!(
+            look.notice.contains("killed or crashed") && look.notice.contains("resumes"),
+            "{look:?}"
+        );
+        assert_eq!(look.rows.len(), 2, "the crosstable stays: {look:?}");
+        assert_eq!(look.sprt, "", "no SPRT in this event");
+    }
 }
