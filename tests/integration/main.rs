@@ -2,6 +2,7 @@
 //! real games, and the `tournament` command run as a user runs it.
 
 mod bots;
+mod by_hand;
 mod cheats;
 mod faults;
 mod first_hour;
