@@ -218,6 +218,36 @@ fn a_foreign_stale_lock_says_at_once_whom_it_waits_for_and_when_it_takes_over() 
 }
 
 #[test]
+fn a_stale_holders_results_lock_is_not_waited_for_a_second_time() {
+    let s = Scratch::new();
+    // A referee on another machine died holding the board and the results.
+    foreign_owner(&s, 7, 2000);
+    let results_lock = s.join("results/lock/REFEREE");
+    fs::create_dir_all(&results_lock).unwrap();
+    let mut rec =
+        OwnerRecord::parse(&fs::read_to_string(s.join("board/REFEREE/OWNER")).unwrap()).unwrap();
+    rec.token = "0123456789abcdef".into();
+    fs::write(results_lock.join("OWNER"), rec.encode()).unwrap();
+    s.write(
+        "tournament.toml",
+        "[tournament]\nname = \"t\"\nsize = 4\n\n[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n\
+         [[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n",
+    );
+    let out = s.cmd(&["run"]).output().unwrap();
+    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("is locked by").count(),
+        1,
+        "one wait, for the board only: {err}"
+    );
+    assert!(
+        err.contains("(the same referee whose other lock just went stale)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn board_status_says_when_a_silent_holder_is_taken_over() {
     let s = Scratch::new();
     foreign_owner(&s, 7, 45_000);

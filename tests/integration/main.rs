@@ -4,6 +4,7 @@
 mod bots;
 mod by_hand;
 mod cheats;
+mod class_drive;
 mod faults;
 mod first_hour;
 mod fixture;

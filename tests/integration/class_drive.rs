@@ -1,0 +1,201 @@
+//! The teacher's scenario of issue 20 as a measurement, not a timed
+//! assertion: the referee on machine A, two students' bots started by hand
+//! on machine B with the shipped Python and Ruby libraries (through B's own
+//! mount of the share), two built-in bots, an 8x8 round robin at
+//! concurrency 2, 24 games; in a local folder, then on the fault suite's
+//! two-mount sshfs share with cache=no and cache=default.
+//!
+//! It asserts what must hold (every game recorded once and ended normally,
+//! no half or garbled line) and prints a table of games/s and of the
+//! latency of B's moves (median, p95, max, moves over 200 ms and 500 ms),
+//! also written to `target/class-drive.md`. Ignored by default (it needs
+//! root, sshfs and about 5 minutes):
+//!
+//!   cargo test --release --test integration class_drive -- --ignored --nocapture
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use tournament::record::GameRecord;
+
+use crate::faults::{tournament_cmd, warnings, Bg, Cache, Drive, Results, SERIAL};
+use crate::fixture::{project_root, wait_until, Scratch};
+
+/// The students' players and the bots they start by hand on B.
+const STUDENTS: [(&str, &str, &str); 2] = [
+    ("alice", "python3", "bots/python/weighted.py"),
+    ("bob", "ruby", "bots/ruby/greedy.rb"),
+];
+const GAMES: usize = 24;
+
+struct Row {
+    place: &'static str,
+    /// First game's start to last game's end, on the referee's clock.
+    secs: f64,
+    /// The answer times of every move the bots on B chose, in ms.
+    b_moves: Vec<u64>,
+    warnings: usize,
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn span_secs(recs: &[GameRecord]) -> f64 {
+    let t = |s: &str| humantime::parse_rfc3339(s).unwrap();
+    let first = recs.iter().map(|r| t(&r.started)).min().unwrap();
+    let last = recs.iter().map(|r| t(&r.finished)).max().unwrap();
+    last.duration_since(first).unwrap().as_secs_f64()
+}
+
+/// One run of the scenario: the referee works in `a` (its mount), the
+/// students' bots in `b` (theirs); `x` is where the truth is read.
+fn scenario(place: &'static str, a: &Path, b: &Path, x: &Path, logs: &Path) -> Row {
+    let root = project_root();
+    let mut toml = String::from(
+        "[tournament]\nname = \"class\"\nboard = \"board\"\nresults = \"results\"\n\
+         games-per-pairing = 4\nconcurrency = 2\nsize = 8\n\n\
+         [time]\nmove-ms = 5000\nwait-ms = 120000\n\n[openings]\nrandom-plies = 4\nseed = 20\n",
+    );
+    for (name, interpreter, bot) in STUDENTS {
+        write!(
+            toml,
+            "\n[[player]]\nname = \"{name}\"\nwait = true\nboard-as = \"{}\"\n\
+             hand-command = \"{interpreter} {}\"\n",
+            b.join("board").display(),
+            root.join(bot).display()
+        )
+        .unwrap();
+    }
+    toml.push_str("\n[[player]]\nname = \"rnd\"\nbuiltin = \"random\"\n");
+    toml.push_str("\n[[player]]\nname = \"grd\"\nbuiltin = \"greedy\"\n");
+    fs::write(a.join("tournament.toml"), toml).unwrap();
+
+    let t0 = Instant::now();
+    let mut run = Bg::spawn(
+        tournament_cmd()
+            .arg("run")
+            .arg("--config")
+            .arg(a.join("tournament.toml")),
+        logs,
+        &format!("class-{place}"),
+    );
+    assert!(
+        wait_until(60, || STUDENTS
+            .iter()
+            .all(|(n, _, _)| x.join("board/players").join(n).is_dir())),
+        "{place}: no mailboxes: {}",
+        run.stderr()
+    );
+    // The students start their bots on B, with the mailbox as B sees it.
+    let students: Vec<Bg> = STUDENTS
+        .iter()
+        .map(|(name, interpreter, bot)| {
+            Bg::spawn(
+                Command::new(interpreter)
+                    .arg(root.join(bot))
+                    .arg(b.join("board/players").join(name)),
+                logs,
+                &format!("class-{place}-{name}"),
+            )
+        })
+        .collect();
+    let code = run.wait(900);
+    drop(students);
+    let err = run.stderr();
+    assert_eq!(code, Some(0), "{place}: {err}");
+    let res = Results::read(&x.join("results/games.jsonl"));
+    assert_eq!(res.partial, 0, "{place}: half a line in games.jsonl");
+    assert!(res.bad.is_empty(), "{place}: {:?}", res.bad);
+    assert_eq!(res.recs.len(), GAMES, "{place}: finished games");
+    assert!(res.doubled().is_empty(), "{place}: {:?}", res.doubled());
+    assert!(
+        res.not_normal().is_empty(),
+        "{place}: {:#?}",
+        res.not_normal()
+    );
+    let mut b_moves = Vec::new();
+    for r in &res.recs {
+        for (name, _, _) in STUDENTS {
+            if let Some(color) = r.color_of(name) {
+                b_moves.extend(
+                    r.moves
+                        .iter()
+                        .filter(|m| m.color == color.name() && !m.opening && !m.auto)
+                        .map(|m| m.ms),
+                );
+            }
+        }
+    }
+    b_moves.sort_unstable();
+    eprintln!(
+        "class_drive: {place}: {GAMES} games in {:.1} s wall",
+        t0.elapsed().as_secs_f64()
+    );
+    Row {
+        place,
+        secs: span_secs(&res.recs),
+        b_moves,
+        warnings: warnings(&err).len(),
+    }
+}
+
+fn on_drive(cache: Cache, place: &'static str, logs: &Path) -> Row {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let drive = Drive::up(cache);
+    let ws = drive.ws("class");
+    scenario(place, &ws.a, &ws.b, &ws.x, logs)
+}
+
+#[test]
+#[ignore = "a measurement: needs root and sshfs, ~5 min; run with --ignored"]
+fn class_drive_teacher_scenario_in_both_cache_modes() {
+    let logs = Scratch::new();
+    let local = Scratch::new();
+    let here = local.path();
+    let rows = [
+        scenario("local folder", here, here, here, logs.path()),
+        on_drive(Cache::No, "sshfs cache=no", logs.path()),
+        on_drive(Cache::Default, "sshfs cache=default", logs.path()),
+    ];
+    let mut table = String::from(
+        "| where | games/s | B's moves | median | p95 | max | over 200 ms | over 500 ms | referee warnings |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in &rows {
+        let m = &r.b_moves;
+        writeln!(
+            table,
+            "| {} | {:.2} | {} | {} ms | {} ms | {} ms | {} | {} | {} |",
+            r.place,
+            GAMES as f64 / r.secs,
+            m.len(),
+            percentile(m, 0.5),
+            percentile(m, 0.95),
+            m.last().copied().unwrap_or(0),
+            m.iter().filter(|&&ms| ms > 200).count(),
+            m.iter().filter(|&&ms| ms > 500).count(),
+            r.warnings
+        )
+        .unwrap();
+    }
+    println!("\n{table}");
+    let out = project_root().join("target/class-drive.md");
+    let _ = fs::write(&out, &table);
+    // Every row has the students' moves: the table measures them.
+    for r in &rows {
+        assert!(
+            r.b_moves.len() > GAMES * 10,
+            "{}: {}",
+            r.place,
+            r.b_moves.len()
+        );
+    }
+}
