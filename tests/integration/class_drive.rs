@@ -6,9 +6,11 @@
 //! two-mount sshfs share with cache=no and cache=default.
 //!
 //! It asserts what must hold (every game recorded once and ended normally,
-//! no half or garbled line) and prints a table of games/s and of the
+//! no half or garbled line; `crosstable` and `board status` run on B work
+//! afterwards) and prints a table of games/s and of the
 //! latency of B's moves (median, p95, max, moves over 200 ms and 500 ms),
-//! also written to `target/class-drive.md`. Ignored by default (it needs
+//! and whether a `watch` started on B during the run followed a game to its
+//! end, also written to `target/class-drive.md`. Ignored by default (it needs
 //! root, sshfs and about 5 minutes):
 //!
 //!   cargo test --release --test integration class_drive -- --ignored --nocapture
@@ -38,6 +40,8 @@ struct Row {
     /// The answer times of every move the bots on B chose, in ms.
     b_moves: Vec<u64>,
     warnings: usize,
+    /// `watch` run on B during the run followed a game to its end.
+    watched: bool,
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {
@@ -107,8 +111,39 @@ fn scenario(place: &'static str, a: &Path, b: &Path, x: &Path, logs: &Path) -> R
             )
         })
         .collect();
+    // Someone on B follows a game with `watch` (the results are on the share).
+    let mut watch = Bg::spawn(
+        tournament_cmd()
+            .args(["watch", "--wait-secs", "60", "--config"])
+            .arg(b.join("tournament.toml")),
+        logs,
+        &format!("class-{place}-watch"),
+    );
     let code = run.wait(900);
     drop(students);
+    let watched = watch.wait(60) == Some(0) && watch.stdout().contains("game over: ");
+    // From B after the run: the table and the board.
+    let from_b = |args: &[&str]| {
+        let out = tournament_cmd()
+            .args(args)
+            .arg("--config")
+            .arg(b.join("tournament.toml"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{place}: {args:?} on B: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let table = from_b(&["crosstable"]);
+    assert!(
+        STUDENTS.iter().all(|(n, _, _)| table.contains(n)),
+        "{place}: {table}"
+    );
+    let status = from_b(&["board", "status"]);
+    assert!(status.contains("owner: none"), "{place}: {status}");
     let err = run.stderr();
     assert_eq!(code, Some(0), "{place}: {err}");
     let res = Results::read(&x.join("results/games.jsonl"));
@@ -144,6 +179,7 @@ fn scenario(place: &'static str, a: &Path, b: &Path, x: &Path, logs: &Path) -> R
         secs: span_secs(&res.recs),
         b_moves,
         warnings: warnings(&err).len(),
+        watched,
     }
 }
 
@@ -166,14 +202,14 @@ fn class_drive_teacher_scenario_in_both_cache_modes() {
         on_drive(Cache::Default, "sshfs cache=default", logs.path()),
     ];
     let mut table = String::from(
-        "| where | games/s | B's moves | median | p95 | max | over 200 ms | over 500 ms | referee warnings |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+        "| where | games/s | B's moves | median | p95 | max | over 200 ms | over 500 ms | referee warnings | `watch` on B |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in &rows {
         let m = &r.b_moves;
         writeln!(
             table,
-            "| {} | {:.2} | {} | {} ms | {} ms | {} ms | {} | {} | {} |",
+            "| {} | {:.2} | {} | {} ms | {} ms | {} ms | {} | {} | {} | {} |",
             r.place,
             GAMES as f64 / r.secs,
             m.len(),
@@ -182,7 +218,12 @@ fn class_drive_teacher_scenario_in_both_cache_modes() {
             m.last().copied().unwrap_or(0),
             m.iter().filter(|&&ms| ms > 200).count(),
             m.iter().filter(|&&ms| ms > 500).count(),
-            r.warnings
+            r.warnings,
+            if r.watched {
+                "followed a game to its end"
+            } else {
+                "FAILED"
+            }
         )
         .unwrap();
     }

@@ -235,7 +235,7 @@ impl Bg {
         fs::read_to_string(&self.err).unwrap_or_default()
     }
 
-    fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         fs::read_to_string(&self.out).unwrap_or_default()
     }
 }
