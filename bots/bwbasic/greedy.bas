@@ -21,13 +21,14 @@
 210 REM   command in BWB.FILES$ with its argument, so BWB.FILES$ = "sleep"
 220 REM   and FILES "0.01" sleeps 10 ms (each costs a fork of sh + sleep,
 230 REM   about 2 ms of CPU). So the bot looks at once after answering,
-240 REM   then waits 2, 4, 8, ... ms, doubling up to 256 ms (under 1 % CPU
-241 REM   while the opponent thinks). A counted busy loop would burn 100 %.
-242 REM - OPEN "R" (random access) writes a record in place without
-243 REM   truncating: out.txt is one 128-byte record (LSET pads with
-244 REM   spaces), the fixed-length answer of PROTOCOL.md.
-245 REM - Ctrl-C mostly kills only the sleep (system() ignores it); stop a
-246 REM   bot started by hand with kill (TERM), as the referee does.
+240 REM   then waits 2, 4, 8, 16 ms, 32 ms six times, then 64, 128, 256
+241 REM   and 512 ms (about 1 % CPU while the opponent thinks 5 s).
+242 REM   A counted busy loop would burn 100 %.
+243 REM - OPEN "R" (random access) writes a record in place without
+244 REM   truncating: out.txt is one 128-byte record (LSET pads with
+245 REM   spaces), the fixed-length answer of PROTOCOL.md.
+246 REM - Ctrl-C mostly kills only the sleep (system() ignores it); stop a
+247 REM   bot started by hand with kill (TERM), as the referee does.
 250 REM - Variable names are case-sensitive (x and X are two variables);
 260 REM   keywords are not.
 270 REM - ON ERROR GOTO is not supported; ON ERROR GOSUB is, and RETURN
@@ -54,15 +55,16 @@
 560 AN$ = ""
 570 BWB.FILES$ = "sleep"
 580 PL = 0
-590 DIM L$(4), WD$(8), B$(64), MV(64), FL(64), DR(8), DC(8), NP$(8)
+590 DIM L$(4), WD$(8), B$(64), MV(64), FL(64), DR(8), DC(8), NP$(14)
 600 FOR K = 1 TO 8
 610 READ DR(K), DC(K)
 620 NEXT K
 630 DATA -1, -1, -1, 0, -1, 1, 0, -1, 0, 1, 1, -1, 1, 0, 1, 1
-640 FOR K = 1 TO 8
+640 FOR K = 1 TO 14
 650 READ NP$(K)
 660 NEXT K
-670 DATA "0.002", "0.004", "0.008", "0.016", "0.032", "0.064", "0.128", "0.256"
+670 DATA "0.002", "0.004", "0.008", "0.016", "0.032", "0.032", "0.032"
+675 DATA "0.032", "0.032", "0.032", "0.064", "0.128", "0.256", "0.512"
 680 GOSUB 2100
 700 REM ---- main loop: wait for a message, answer it ---------------------
 710 GOSUB 1000
@@ -83,7 +85,7 @@
 1024 GOSUB 1400
 1026 RETURN
 1030 PL = PL + 1
-1040 IF PL > 8 THEN PL = 8
+1040 IF PL > 14 THEN PL = 14
 1050 FILES NP$(PL)
 1060 GOTO 1010
 1100 REM ---- one look at in.txt: NN = 1 if it holds a new complete message

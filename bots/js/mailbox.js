@@ -31,7 +31,7 @@ const RECORD_BYTES = 128;
 const POLL_FIRST_MS = 0.5;
 const POLL_MAX_MS = 8;
 const POLL_IDLE_MS = 25;
-const IDLE_AFTER_MS = 2000;
+const IDLE_AFTER_MS = 1000;
 // With notifications (a local folder): look again anyway this often.
 const SAFETY_MS = 250;
 // statfs magic numbers of local file systems, where the kernel's

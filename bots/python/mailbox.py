@@ -38,7 +38,7 @@ RECORD_BYTES = 128
 POLL_FIRST = 0.0005
 POLL_MAX = 0.008
 POLL_IDLE = 0.025
-IDLE_AFTER = 2.0
+IDLE_AFTER = 1.0
 # With notifications (a local folder): look again anyway this often, in case
 # one was lost.
 SAFETY_SECONDS = 0.25

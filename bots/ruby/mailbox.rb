@@ -12,6 +12,12 @@
 # The mailbox folder is ARGV[0] if given, else $TOURNAMENT_MAILBOX, else the
 # current directory (the referee starts spawned bots inside their mailbox).
 
+begin
+  require "fiddle" # standard library: inotify and statfs from libc
+rescue LoadError
+  nil # no Fiddle: the library polls
+end
+
 module Mailbox
   # out.txt is always written this many bytes long: the answer, then spaces
   # (PROTOCOL.md, "Fixed-length files"). Written over the old content without
@@ -25,7 +31,7 @@ module Mailbox
   POLL_FIRST = 0.0005
   POLL_MAX = 0.008
   POLL_IDLE = 0.025
-  IDLE_AFTER = 2.0
+  IDLE_AFTER = 1.0
   # With notifications (a local folder): look again anyway this often.
   SAFETY_SECONDS = 0.25
   # statfs magic numbers of local file systems, where inotify sees every
@@ -52,18 +58,17 @@ module Mailbox
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 
-  # libc functions through Fiddle (standard library), or nil.
+  # A libc function through Fiddle, or nil.
   def self.libc(name, args, ret)
-    require "fiddle"
     @libc ||= Fiddle.dlopen(nil)
     Fiddle::Function.new(@libc[name], args, ret)
-  rescue LoadError, Fiddle::DLError, StandardError
+  rescue StandardError
     nil
   end
 
   # True if folder is on a local disk or in memory (Linux statfs).
   def self.local?(folder)
-    return false unless RUBY_PLATFORM.include?("linux")
+    return false unless RUBY_PLATFORM.include?("linux") && defined?(Fiddle)
     statfs = libc("statfs", [Fiddle::TYPE_VOIDP, Fiddle::TYPE_VOIDP], Fiddle::TYPE_INT) or return false
     buf = Fiddle::Pointer.malloc(512, Fiddle::RUBY_FREE)
     statfs.call(folder, buf).zero? && LOCAL_FS.include?(buf[0, 8].unpack1("q") & 0xFFFFFFFF)
