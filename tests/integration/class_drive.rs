@@ -122,6 +122,16 @@ fn scenario(place: &'static str, a: &Path, b: &Path, x: &Path, logs: &Path) -> R
     let code = run.wait(900);
     drop(students);
     let watched = watch.wait(60) == Some(0) && watch.stdout().contains("game over: ");
+    if !watched {
+        let out = watch.stdout();
+        let tail: Vec<&str> = out.lines().rev().take(3).collect();
+        eprintln!(
+            "class_drive: {place}: watch on B did not follow a game to its end: exit {:?}, \
+             stderr {:?}, last lines {tail:?}",
+            watch.done(),
+            watch.stderr()
+        );
+    }
     // From B after the run: the table and the board.
     let from_b = |args: &[&str]| {
         let out = tournament_cmd()
@@ -160,12 +170,22 @@ fn scenario(place: &'static str, a: &Path, b: &Path, x: &Path, logs: &Path) -> R
     for r in &res.recs {
         for (name, _, _) in STUDENTS {
             if let Some(color) = r.color_of(name) {
-                b_moves.extend(
-                    r.moves
-                        .iter()
-                        .filter(|m| m.color == color.name() && !m.opening && !m.auto)
-                        .map(|m| m.ms),
-                );
+                for (ply, m) in r.moves.iter().enumerate() {
+                    if m.color != color.name() || m.opening || m.auto {
+                        continue;
+                    }
+                    if m.ms > 200 {
+                        let before = ply.checked_sub(1).map(|p| r.moves[p].mv.as_str());
+                        eprintln!(
+                            "class_drive: {place}: {name} took {} ms for ply {} of {} ({}, after {before:?})",
+                            m.ms,
+                            ply + 1,
+                            r.id,
+                            m.mv
+                        );
+                    }
+                    b_moves.push(m.ms);
+                }
             }
         }
     }
