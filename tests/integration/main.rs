@@ -5,6 +5,7 @@ mod bots;
 mod cheats;
 mod faults;
 mod first_hour;
+mod fixed_length;
 mod fixture;
 mod hostile;
 mod hostile_board;
