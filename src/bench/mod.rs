@@ -294,7 +294,7 @@ fn handoff_rows(plan: &Plan, places: &[Place], rows: &mut Rows) {
     for p in places {
         let p50 = rows.add(
             Row::new(format!("hand-off p50 ({})", p.label), Unit::Micros)
-                .target(Target::AtMost(150.0)),
+                .target(Target::AtMost(100.0)),
         );
         let p99 = rows.add(
             Row::new(format!("hand-off p99 ({})", p.label), Unit::Micros)

@@ -393,8 +393,7 @@ impl Mailbox {
         }
         let (folder, _) = players.child_or_create(&name).map_err(io_err)?;
         let dir = folder.path().to_path_buf();
-        let bell = Doorbell::new();
-        let watched = doorbell::watch(&dir.join(OUT_FILE), &bell);
+        let (bell, watched) = Doorbell::watching(&dir.join(OUT_FILE));
         let marker = if doorbell::is_local_fs(&dir) {
             None
         } else {

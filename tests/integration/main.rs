@@ -7,6 +7,7 @@ mod cheats;
 mod class_drive;
 mod faults;
 mod first_hour;
+mod fixed_length;
 mod fixture;
 mod hostile;
 mod hostile_board;
