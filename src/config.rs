@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::mailbox::{validate_name, DEFAULT_STALE};
-use crate::player::{Launch, PlayerSpec, Restart, BUILTINS};
+use crate::player::{absolute_anywhere, Launch, PlayerSpec, Restart, BUILTINS};
 use crate::rating::sprt::{Model, Sprt};
 use crate::referee::{Rules, TimeControl};
 
@@ -139,6 +139,7 @@ struct RawPlayer {
     restart: Restart,
     seed: Option<u64>,
     board_as: Option<String>,
+    hand_command: Option<Spanned<String>>,
     sandbox: Option<bool>,
     ponder: Option<bool>,
     memory_mb: Option<Spanned<u64>>,
@@ -540,7 +541,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
                 }
                 Launch::Builtin(b.get_ref().clone())
             }
-            (None, None, Some(true)) => Launch::Waiting,
+            (None, None, Some(true)) => Launch::Waiting {
+                command: p.hand_command.as_ref().map(|c| c.get_ref().trim().to_string()),
+            },
             _ => {
                 return Err(src.error_at(
                     p.name.span(),
@@ -549,6 +552,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
                 ))
             }
         };
+        if let (Some(c), false) = (&p.hand_command, p.wait == Some(true)) {
+            return Err(src.error_at(
+                c.span(),
+                Some(&key("hand-command")),
+                format!(
+                    "player `{name}`: `hand-command` is how its owner starts a bot by hand; it \
+                     needs `wait = true` (the referee runs `command` itself)"
+                ),
+            ));
+        }
         let mut sandbox = crate::sandbox::Settings::default();
         for (key, value, slot) in [
             ("memory-mb", &p.memory_mb, &mut sandbox.memory_mb),
@@ -569,13 +582,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         sandbox.enabled = p.sandbox.unwrap_or(true);
         sandbox.ponder = p.ponder.unwrap_or(false);
         sandbox.user = p.user.clone();
+        // A bot started by hand sees the board on its own machine: an
+        // absolute path there (even a Windows one) is kept as written.
+        let board_as = p.board_as.as_ref().map(|b| {
+            if matches!(launch, Launch::Waiting { .. }) && absolute_anywhere(b) {
+                PathBuf::from(b)
+            } else {
+                dir.join(b)
+            }
+        });
         players.push(PlayerSpec {
             name,
             launch,
             restart: p.restart,
             base_dir: dir.clone(),
             seed: p.seed.unwrap_or(raw.openings.seed),
-            board_as: p.board_as.as_ref().map(|b| dir.join(b)),
+            board_as,
             sandbox,
         });
     }
@@ -944,6 +966,33 @@ mod tests {
         assert!(e.message.contains("exactly one of"), "{e}");
         let e = err(&BASE.replace("builtin = \"random\"", "command = \"ruby x.rb\""));
         assert!(e.message.contains("as a list"), "{e}");
+    }
+
+    #[test]
+    fn a_bot_started_by_hand_keeps_its_machines_board_path_and_command() {
+        let text = BASE.replace(
+            "builtin = \"random\"",
+            "wait = true\nboard-as = 'Z:\\class\\board'\nhand-command = 'python3 a.py'",
+        );
+        let c = parse(Path::new("/cfg/t.toml"), &text).unwrap();
+        let a = c.player("a").unwrap();
+        assert_eq!(a.board_as.as_deref(), Some(Path::new("Z:\\class\\board")));
+        assert_eq!(
+            a.launch,
+            Launch::Waiting {
+                command: Some("python3 a.py".into())
+            }
+        );
+        let e = err(&BASE.replace(
+            "builtin = \"random\"",
+            "builtin = \"random\"\nhand-command = \"x\"",
+        ));
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (7, "player[1].hand-command"),
+            "{e}"
+        );
+        assert!(e.message.contains("needs `wait = true`"), "{e}");
     }
 
     #[test]

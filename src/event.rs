@@ -16,11 +16,14 @@ pub enum Event<'a> {
         size: u8,
         opening: &'a str,
     },
-    /// The referee waits for a bot started by hand.
+    /// A bot started by hand is late to answer NEW (not sent before it is).
     Waiting {
         id: &'a str,
         player: &'a str,
-        mailbox: &'a std::path::Path,
+        /// Its mailbox as its own machine spells it (`board-as`).
+        mailbox: &'a str,
+        /// A command to copy for starting it there.
+        start: &'a str,
         waited_secs: u64,
     },
     Move {

@@ -65,6 +65,9 @@ pub struct GameSpec {
     pub rules: Rules,
 }
 
+/// How long a bot started by hand may take to answer NEW before the
+/// referee says whom it waits for (a running bot answers in milliseconds).
+const LATE_AFTER: Duration = Duration::from_secs(2);
 /// How often the referee says again whom it waits for.
 const WAIT_LOG_EVERY: Duration = Duration::from_secs(10);
 
@@ -108,6 +111,31 @@ fn answer_reason(err: &AnswerError, phase: &str) -> (EndReason, String) {
         AnswerError::Aborted(_) => EndReason::Exited,
     };
     (reason, format!("waiting for {phase}: {err}"))
+}
+
+/// Why a bot started by hand said nothing in time, for its forfeit: most
+/// often its process is simply gone, which the referee cannot see on
+/// another machine. `None` for an answer that was there but incomplete.
+fn hand_started_silence(inst: &Instance, err: &AnswerError, phase: &str) -> Option<String> {
+    let AnswerError::Timeout { pending } = err else {
+        return None;
+    };
+    let seen = match pending {
+        Pending::Nothing => String::new(),
+        Pending::Stale(seq) => {
+            format!(" (its out.txt still answers an earlier message, seq {seq})")
+        }
+        Pending::Unreadable(e) => format!(" (its out.txt could not be read: {e})"),
+        Pending::Partial(_) => return None,
+    };
+    let mailbox = inst.mailbox_as_seen();
+    Some(format!(
+        "waiting for {phase}: {}, a bot started by hand, did not answer in time{seen}. It may \
+         have stopped (ended, crashed, or its machine lost the share). Restart it by hand (stop \
+         it first if it still runs) and it joins the next game: {}",
+        inst.spec().name,
+        inst.spec().start_by_hand(&mailbox)
+    ))
 }
 
 /// Plays one game. `lock` (when given) is checked before every write to
@@ -233,7 +261,12 @@ impl Game<'_> {
                 detail: format!("waiting for {phase}: {why}"),
             };
         }
-        let (reason, detail) = answer_reason(err, phase);
+        let (reason, mut detail) = answer_reason(err, phase);
+        if side.inst.is_waiting() {
+            if let Some(silent) = hand_started_silence(side.inst, err, phase) {
+                detail = silent;
+            }
+        }
         Lost {
             color: side.color,
             reason,
@@ -343,23 +376,24 @@ impl Game<'_> {
                 .time
                 .wait_ms
                 .map(|ms| sent_at + Duration::from_millis(ms));
+            let mailbox = side.inst.mailbox_as_seen();
+            let start = side.inst.spec().start_by_hand(&mailbox);
+            // Said only once the bot is late: a running one answers at once.
+            let mut next_note = sent_at + LATE_AFTER;
             loop {
-                let waited = sent_at.elapsed();
-                self.sink.emit(&Event::Waiting {
-                    id: &self.spec.id,
-                    player: &side.inst.spec().name,
-                    mailbox: side.inst.mailbox().dir(),
-                    waited_secs: waited.as_secs(),
-                });
-                let mut until = Instant::now() + WAIT_LOG_EVERY;
-                if let Some(g) = give_up {
-                    until = until.min(g);
-                }
+                let until = give_up.map_or(next_note, |g| next_note.min(g));
                 match side.inst.wait(until) {
                     Err(AnswerError::Timeout { .. })
                         if give_up.is_none_or(|g| Instant::now() < g) =>
                     {
-                        continue
+                        self.sink.emit(&Event::Waiting {
+                            id: &self.spec.id,
+                            player: &side.inst.spec().name,
+                            mailbox: &mailbox,
+                            start: &start,
+                            waited_secs: sent_at.elapsed().as_secs(),
+                        });
+                        next_note = Instant::now() + WAIT_LOG_EVERY;
                     }
                     other => break other,
                 }

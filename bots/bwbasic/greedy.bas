@@ -14,16 +14,21 @@
 140 REM   stdin; always stop with SYSTEM. (The referee gives bots
 150 REM   stdin = /dev/null, so even END would exit there, but not in a
 160 REM   terminal.)
-170 REM - No SLEEP statement. A shell command typed as a program line does
-180 REM   run, but from then on bwbasic runs EVERY following line as a shell
-190 REM   command. The least bad wait found: FILES runs the shell command in
-200 REM   BWB.FILES$ with its argument, so BWB.FILES$ = "sleep" and
-210 REM   FILES "0.01" sleeps 10 ms (costs a fork of sh + sleep: measured
-220 REM   about 15 % CPU at 100 polls/s). This bot polls every 10 ms while
-230 REM   messages come quickly and every 50 ms after 1 s of silence
-240 REM   (about 5 % CPU). A counted busy loop would burn 100 % CPU.
-245 REM - Ctrl-C mostly kills only the sleep (system() ignores it); stop a
-246 REM   bot started by hand with kill (TERM), as the referee does.
+170 REM - No SLEEP statement, and nothing else that waits (no blocking
+180 REM   read is possible either). A shell command typed as a program line
+190 REM   runs, but from then on bwbasic runs EVERY following line as a
+200 REM   shell command. The least bad wait found: FILES runs the shell
+210 REM   command in BWB.FILES$ with its argument, so BWB.FILES$ = "sleep"
+220 REM   and FILES "0.01" sleeps 10 ms (each costs a fork of sh + sleep,
+230 REM   about 2 ms of CPU). So the bot looks at once after answering,
+240 REM   then waits 2, 4, 8, 16 ms, 32 ms six times, then 64, 128, 256
+241 REM   and 512 ms (about 1 % CPU while the opponent thinks 5 s).
+242 REM   A counted busy loop would burn 100 %.
+243 REM - OPEN "R" (random access) writes a record in place without
+244 REM   truncating: out.txt is one 128-byte record (LSET pads with
+245 REM   spaces), the fixed-length answer of PROTOCOL.md.
+246 REM - Ctrl-C mostly kills only the sleep (system() ignores it); stop a
+247 REM   bot started by hand with kill (TERM), as the referee does.
 250 REM - Variable names are case-sensitive (x and X are two variables);
 260 REM   keywords are not.
 270 REM - ON ERROR GOTO is not supported; ON ERROR GOSUB is, and RETURN
@@ -50,11 +55,17 @@
 560 AN$ = ""
 570 BWB.FILES$ = "sleep"
 580 PL = 0
-590 DIM L$(4), WD$(8), B$(64), MV(64), FL(64), DR(8), DC(8)
+590 DIM L$(4), WD$(8), B$(64), MV(64), FL(64), DR(8), DC(8), NP$(14)
 600 FOR K = 1 TO 8
 610 READ DR(K), DC(K)
 620 NEXT K
 630 DATA -1, -1, -1, 0, -1, 1, 0, -1, 0, 1, 1, -1, 1, 0, 1, 1
+640 FOR K = 1 TO 14
+650 READ NP$(K)
+660 NEXT K
+670 DATA "0.002", "0.004", "0.008", "0.016", "0.032", "0.032", "0.032"
+675 DATA "0.032", "0.032", "0.032", "0.064", "0.128", "0.256", "0.512"
+680 GOSUB 2100
 700 REM ---- main loop: wait for a message, answer it ---------------------
 710 GOSUB 1000
 720 W$ = WD$(1)
@@ -74,8 +85,8 @@
 1024 GOSUB 1400
 1026 RETURN
 1030 PL = PL + 1
-1040 IF PL < 100 THEN FILES "0.01"
-1050 IF PL >= 100 THEN FILES "0.05"
+1040 IF PL > 14 THEN PL = 14
+1050 FILES NP$(PL)
 1060 GOTO 1010
 1100 REM ---- one look at in.txt: NN = 1 if it holds a new complete message
 1110 NN = 0
@@ -93,8 +104,9 @@
 1220 SZ = LOF(1)
 1230 CLOSE #1
 1240 IF OK = 0 OR N < 4 THEN RETURN
-1250 REM complete only if the size matches four lines ended by LF or CR LF
-1260 IF SZ <> SL + 4 AND SZ <> SL + 8 THEN RETURN
+1250 REM complete only if the size matches four lines ended by LF or CR LF,
+1255 REM or is 512: the referee's padded in.txt (PROTOCOL.md)
+1260 IF SZ <> SL + 4 AND SZ <> SL + 8 AND SZ <> 512 THEN RETURN
 1270 IF L$(1) <> "referee" OR L$(3) = "" OR L$(3) = AN$ THEN RETURN
 1280 ID$ = L$(2)
 1290 SQ$ = L$(3)
@@ -110,14 +122,29 @@
 1460 WD$(NW) = LEFT$(X$, P - 1)
 1470 X$ = MID$(X$, P + 1)
 1480 GOTO 1430
-2000 REM ---- answer A$: one write of out.txt -------------------------------
+2000 REM ---- answer A$: out.txt is one 128-byte record, written in place
 2010 OK = 1
-2020 OPEN OU$ FOR OUTPUT AS #2
+2020 OPEN "R", #2, OU$, 128
 2030 IF OK = 0 THEN PRINT "cannot write "; OU$ : RETURN
-2040 PRINT #2, ID$ + LF$ + "referee" + LF$ + SQ$ + LF$ + A$ + LF$;
+2035 FIELD #2, 128 AS RC$
+2040 LSET RC$ = ID$ + LF$ + "referee" + LF$ + SQ$ + LF$ + A$ + LF$
+2045 PUT #2, 1
 2050 CLOSE #2
 2060 AN$ = SQ$
 2070 RETURN
+2100 REM ---- at start: out.txt made 128 bytes (spaces) unless it is ------
+2110 OK = 1
+2120 OPEN OU$ FOR INPUT AS #2
+2130 IF OK = 0 THEN GOTO 2170
+2140 SZ = LOF(2)
+2150 CLOSE #2
+2160 IF SZ = 128 THEN RETURN
+2170 OK = 1
+2180 OPEN OU$ FOR OUTPUT AS #2
+2190 IF OK = 0 THEN RETURN
+2200 PRINT #2, SPACE$(128);
+2210 CLOSE #2
+2220 RETURN
 3000 REM ---- read the TURN in WD$() into B$(0..), SZ, ME$, OP$;
 3001 REM      list the legal moves: MV(1..NM) squares, FL(1..NM) flips
 3010 BD$ = WD$(3)

@@ -19,7 +19,26 @@
 const fs = require('fs');
 const path = require('path');
 
-const POLL_MS = 5;
+// out.txt is always written this many bytes long: the answer, then spaces
+// (PROTOCOL.md, "Fixed-length files"). Written over the old content without
+// truncating, its length never changes, so a network drive's cached file size
+// is always right and the referee sees the answer whole at once; and on ext4
+// no truncation means no forced flush to disk.
+const RECORD_BYTES = 128;
+// Sleeps between two reads of in.txt where no notification comes (network
+// drives): short right after answering, doubling up to POLL_MAX_MS,
+// POLL_IDLE_MS after IDLE_AFTER_MS without a message.
+const POLL_FIRST_MS = 0.5;
+const POLL_MAX_MS = 8;
+const POLL_IDLE_MS = 25;
+const IDLE_AFTER_MS = 1000;
+// With notifications (a local folder): look again anyway this often.
+const SAFETY_MS = 250;
+// statfs magic numbers of local file systems, where the kernel's
+// notifications see every write (ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs,
+// overlayfs, vfat). Network drives send none for other machines' writes.
+const LOCAL_FS = new Set([0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010, 0x2FC12FC1,
+  0x794C7630, 0x4D44]);
 // [row step, column step] for the eight directions
 const DIRECTIONS = [[-1, -1], [-1, 0], [-1, 1], [0, -1], [0, 1], [1, -1], [1, 0], [1, 1]];
 
@@ -32,6 +51,44 @@ function log(...parts) {
   process.stderr.write(parts.join(' ') + '\n'); // goes into the game log
 }
 
+// True if folder is on a local disk or in memory (statfs; Linux).
+function isLocal(folder) {
+  if (process.platform !== 'linux' || typeof fs.statfsSync !== 'function') return false;
+  try {
+    return LOCAL_FS.has(fs.statfsSync(folder).type >>> 0);
+  } catch (e) {
+    return false;
+  }
+}
+
+// fs.watch on the folder, in a worker thread (the bot's own thread stays
+// synchronous): each change of in.txt bumps flag[0] and wakes Atomics.wait
+// on it; flag[1] becomes 1 once the watch is in place.
+function watchInFile(folder) {
+  const flag = new Int32Array(new SharedArrayBuffer(8));
+  try {
+    const { Worker } = require('worker_threads');
+    const code = `
+      const { workerData } = require('worker_threads');
+      const fs = require('fs');
+      const flag = workerData.flag;
+      fs.watch(workerData.folder, (event, name) => {
+        if (name === null || name === 'in.txt') {
+          Atomics.add(flag, 0, 1);
+          Atomics.notify(flag, 0);
+        }
+      });
+      Atomics.store(flag, 1, 1);
+      Atomics.notify(flag, 0);`;
+    const worker = new Worker(code, { eval: true, workerData: { folder, flag } });
+    worker.on('error', () => Atomics.store(flag, 1, 0)); // polls instead
+    worker.unref();
+    return flag;
+  } catch (e) {
+    return null;
+  }
+}
+
 class Mailbox {
   constructor(folder) {
     this.folder = folder || process.argv[2] || process.env.TOURNAMENT_MAILBOX || '.';
@@ -39,9 +96,13 @@ class Mailbox {
     this.outPath = path.join(this.folder, 'out.txt');
     this.answered = null; // seq of the last message we answered
     this.current = null;
+    this.outSize = null; // the length out.txt has, once we wrote it
+    this.flag = isLocal(this.folder) ? watchInFile(this.folder) : null;
+    this.announce();
   }
 
   // One look at in.txt: a new message {from, to, seq, text, words} or null.
+  // Anything after the fourth line (padding) is ignored.
   read() {
     let data;
     try {
@@ -49,26 +110,66 @@ class Mailbox {
     } catch (e) {
       return null; // not there yet, or being replaced right now
     }
-    const lines = data.split('\n');
+    const lines = data.split('\n', 5);
     if (lines.length < 5) return null; // fewer than four complete lines
     const [from, to, seq, text] = lines.slice(0, 4).map((l) => l.replace(/\r$/, ''));
     if (from !== 'referee' || !/^\d+$/.test(seq) || seq === this.answered) return null;
     return { from, to, seq, text, words: text.split(' ') };
   }
 
-  // Block until the referee wrote a message we have not answered yet.
+  // Block until the referee wrote a message we have not answered yet: woken
+  // by fs.watch on a local folder, else looking often right after an answer
+  // and less often the longer nothing comes.
   wait() {
+    let nap = POLL_FIRST_MS;
+    const since = Date.now();
     for (;;) {
+      const ticket = this.flag ? Atomics.load(this.flag, 0) : 0;
       const msg = this.read();
       if (msg) return (this.current = msg);
-      sleep(POLL_MS);
+      if (this.flag && Atomics.load(this.flag, 1) === 1) {
+        Atomics.wait(this.flag, 0, ticket, SAFETY_MS);
+        continue;
+      }
+      if (Date.now() - since > IDLE_AFTER_MS) nap = POLL_IDLE_MS;
+      sleep(nap);
+      nap = Math.min(nap * 2, Math.max(nap, POLL_MAX_MS));
     }
+  }
+
+  // At start: make out.txt RECORD_BYTES long (spaces: "no answer") if it is
+  // not; this tells the referee the bot writes fixed-length files and reads
+  // padded in.txt (PROTOCOL.md, "Fixed-length files").
+  announce() {
+    try {
+      if (fs.statSync(this.outPath).size === RECORD_BYTES) {
+        this.outSize = RECORD_BYTES;
+        return;
+      }
+    } catch (e) { /* no out.txt yet */ }
+    try {
+      this.write('');
+    } catch (e) { /* not writable yet: the first answer does it */ }
+  }
+
+  // out.txt := data padded with spaces to its fixed length, written over the
+  // old content in one write, without truncating.
+  write(data) {
+    const size = Math.max(RECORD_BYTES, data.length, this.outSize || 0);
+    const fd = fs.openSync(this.outPath, fs.constants.O_WRONLY | fs.constants.O_CREAT, 0o644);
+    try {
+      fs.writeSync(fd, Buffer.from(data.padEnd(size, ' '), 'latin1'), 0, size, 0);
+      if (size !== this.outSize) fs.ftruncateSync(fd, size); // first write: drop longer old content
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.outSize = size;
   }
 
   // Answer the message from the last wait(): one write of the whole out.txt.
   answer(text) {
     const m = this.current;
-    fs.writeFileSync(this.outPath, `${m.to}\nreferee\n${m.seq}\n${text}\n`, 'latin1');
+    this.write(`${m.to}\nreferee\n${m.seq}\n${text}\n`);
     this.answered = m.seq;
   }
 }

@@ -12,8 +12,34 @@
 # The mailbox folder is ARGV[0] if given, else $TOURNAMENT_MAILBOX, else the
 # current directory (the referee starts spawned bots inside their mailbox).
 
+begin
+  require "fiddle" # standard library: inotify and statfs from libc
+rescue LoadError
+  nil # no Fiddle: the library polls
+end
+
 module Mailbox
-  POLL_SECONDS = 0.005
+  # out.txt is always written this many bytes long: the answer, then spaces
+  # (PROTOCOL.md, "Fixed-length files"). Written over the old content without
+  # truncating, its length never changes, so a network drive's cached file
+  # size is always right and the referee sees the answer whole at once; and
+  # on ext4 no truncation means no forced flush to disk.
+  RECORD_BYTES = 128
+  # Sleeps between two reads of in.txt where no notification comes (network
+  # drives): short right after answering, doubling up to POLL_MAX, POLL_IDLE
+  # after IDLE_AFTER seconds without a message.
+  POLL_FIRST = 0.0005
+  POLL_MAX = 0.008
+  POLL_IDLE = 0.025
+  IDLE_AFTER = 1.0
+  # With notifications (a local folder): look again anyway this often.
+  SAFETY_SECONDS = 0.25
+  # statfs magic numbers of local file systems, where inotify sees every
+  # write (ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs, overlayfs, vfat).
+  LOCAL_FS = [0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010, 0x2FC12FC1, 0x794C7630, 0x4D44].freeze
+  IN_CLOSE_WRITE = 0x8
+  IN_MOVED_TO = 0x80
+  IN_Q_OVERFLOW = 0x4000
   # [row step, column step] for the eight directions
   DIRECTIONS = [[-1, -1], [-1, 0], [-1, 1], [0, -1], [0, 1], [1, -1], [1, 0], [1, 1]].freeze
 
@@ -28,6 +54,68 @@ module Mailbox
     end
   end
 
+  def self.monotonic
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  # A libc function through Fiddle, or nil.
+  def self.libc(name, args, ret)
+    @libc ||= Fiddle.dlopen(nil)
+    Fiddle::Function.new(@libc[name], args, ret)
+  rescue StandardError
+    nil
+  end
+
+  # True if folder is on a local disk or in memory (Linux statfs).
+  def self.local?(folder)
+    return false unless RUBY_PLATFORM.include?("linux") && defined?(Fiddle)
+    statfs = libc("statfs", [Fiddle::TYPE_VOIDP, Fiddle::TYPE_VOIDP], Fiddle::TYPE_INT) or return false
+    buf = Fiddle::Pointer.malloc(512, Fiddle::RUBY_FREE)
+    statfs.call(folder, buf).zero? && LOCAL_FS.include?(buf[0, 8].unpack1("q") & 0xFFFFFFFF)
+  rescue StandardError
+    false
+  end
+
+  # inotify on one folder: wait sleeps until `name` there is renamed into
+  # place or closed after writing, or until the timeout.
+  class Notifier
+    def initialize(folder, name)
+      init1 = Mailbox.libc("inotify_init1", [Fiddle::TYPE_INT], Fiddle::TYPE_INT)
+      add = Mailbox.libc("inotify_add_watch", [Fiddle::TYPE_INT, Fiddle::TYPE_VOIDP, Fiddle::TYPE_INT], Fiddle::TYPE_INT)
+      raise IOError, "no inotify" unless init1 && add
+      fd = init1.call(File::NONBLOCK | 0o2000000) # O_CLOEXEC
+      raise IOError, "inotify_init1" if fd.negative?
+      @io = IO.for_fd(fd, autoclose: true)
+      raise IOError, "inotify_add_watch" if add.call(fd, folder, IN_MOVED_TO | IN_CLOSE_WRITE).negative?
+      @name = name.b
+    end
+
+    # true when `name` changed (or events were lost), false at the timeout.
+    def wait(timeout)
+      deadline = Mailbox.monotonic + timeout
+      loop do
+        left = deadline - Mailbox.monotonic
+        return false if left <= 0 || !IO.select([@io], nil, nil, left)
+        return true if ours?
+      end
+    end
+
+    def ours?
+      hit = false
+      loop do
+        data = @io.read_nonblock(4096, exception: false)
+        return hit unless data.is_a?(String)
+        i = 0
+        while i + 16 <= data.bytesize
+          mask, _cookie, len = data.byteslice(i + 4, 12).unpack("LLL")
+          name = data.byteslice(i + 16, len).delete("\0")
+          hit = true if name == @name || (mask & IN_Q_OVERFLOW) != 0
+          i += 16 + len
+        end
+      end
+    end
+  end
+
   class Box
     attr_reader :folder, :answered
 
@@ -37,9 +125,13 @@ module Mailbox
       @out_path = File.join(@folder, "out.txt")
       @answered = nil # seq of the last message we answered
       @current = nil
+      @out_size = nil # the length out.txt has, once we wrote it
+      @notifier = (Notifier.new(@folder, "in.txt") rescue nil) if Mailbox.local?(@folder)
+      announce
     end
 
-    # One look at in.txt: a new Message, or nil (missing, incomplete, already answered).
+    # One look at in.txt: a new Message, or nil (missing, incomplete, already
+    # answered). Anything after the fourth line (padding) is ignored.
     def read
       data = File.binread(@in_path, 4096)
       return nil if data.nil? || data.count("\n") < 4 # four complete lines needed
@@ -50,18 +142,52 @@ module Mailbox
       nil
     end
 
-    # Wait until the referee wrote a message we have not answered yet.
+    # Wait until the referee wrote a message we have not answered yet: woken
+    # by inotify on a local folder, else looking often right after an answer
+    # and less often the longer nothing comes.
     def wait
+      nap = POLL_FIRST
+      since = Mailbox.monotonic
       loop do
         msg = read
         return @current = msg if msg
-        sleep POLL_SECONDS
+        if @notifier
+          @notifier.wait(SAFETY_SECONDS)
+          next
+        end
+        nap = POLL_IDLE if Mailbox.monotonic - since > IDLE_AFTER
+        sleep nap
+        nap = [nap * 2, [nap, POLL_MAX].max].min
       end
+    end
+
+    # At start: make out.txt RECORD_BYTES long (spaces: "no answer") if it is
+    # not; this tells the referee the bot writes fixed-length files and reads
+    # padded in.txt (PROTOCOL.md, "Fixed-length files").
+    def announce
+      if (File.size(@out_path) rescue nil) == RECORD_BYTES
+        @out_size = RECORD_BYTES
+      else
+        write("")
+      end
+    rescue SystemCallError
+      nil # not writable yet: the first answer does it
+    end
+
+    # out.txt := data padded with spaces to its fixed length, written over
+    # the old content in one write, without truncating.
+    def write(data)
+      size = [RECORD_BYTES, data.bytesize, @out_size || 0].max
+      File.open(@out_path, File::WRONLY | File::CREAT | File::BINARY, 0o644) do |f|
+        f.syswrite(data.ljust(size, " "))
+        f.truncate(size) if size != @out_size # the first write: drop longer old content
+      end
+      @out_size = size
     end
 
     # Answer the message from the last wait: one write of the whole out.txt.
     def answer(text)
-      File.binwrite(@out_path, "#{@current.to}\nreferee\n#{@current.seq}\n#{text}\n")
+      write("#{@current.to}\nreferee\n#{@current.seq}\n#{text}\n")
       @answered = @current.seq
     end
   end

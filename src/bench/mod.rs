@@ -1,13 +1,15 @@
 //! `tournament bench`: the harness measured, as one table. Hand-off latency
 //! against a pipe, whole-tournament throughput (beside rust-reversi's Arena
-//! running the same Python bot), the referee's idle cost, the rules engine,
-//! and memory and crosstable time at scale.
+//! running the same Python bot), the shipped bot libraries beside the Arena
+//! in their own languages, the referee's idle cost, the rules engine, and
+//! memory and crosstable time at scale.
 //!
 //! Owns the measurements and their presentation. Changes nothing outside
 //! its scratch folders (and a cached virtualenv for the peer harness).
 //! A missed target is a result, not an error.
 
 mod handoff;
+mod libraries;
 mod python;
 mod sandbox_cost;
 pub mod stats;
@@ -139,8 +141,8 @@ impl Rows {
 }
 
 /// `TOURNAMENT_BENCH_ONLY=handoff,perft` runs only those sections (for
-/// profiling one of them); unset, all: handoff, throughput, idle, sandbox,
-/// perft, scale, serve.
+/// profiling one of them); unset, all: handoff, throughput, libraries, idle,
+/// sandbox, perft, scale, serve.
 fn wanted(section: &str) -> bool {
     match std::env::var("TOURNAMENT_BENCH_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == section),
@@ -171,11 +173,12 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
 
     let scripts_dir = sys::Scratch::new(&temp.dir, "scripts")?;
     python::write_scripts(scripts_dir.path()).context("writing the bench scripts")?;
+    libraries::write_files(scripts_dir.path()).context("writing the library bots")?;
     let scripts = scripts_dir.path();
 
     // Python first (the peer harness may need a pip install): every later
     // row is measured with the same interpreter for both harnesses.
-    let venv = if wanted("throughput") || wanted("idle") {
+    let venv = if wanted("throughput") || wanted("idle") || wanted("libraries") {
         progress("looking for Python and rust-reversi");
         python::venv_with_rust_reversi()
     } else {
@@ -199,6 +202,15 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
             venv.as_ref().map_err(err_line),
             &mut rows,
             &mut notes,
+        );
+    }
+    if wanted("libraries") {
+        libraries::rows(
+            &plan,
+            &places,
+            scripts,
+            venv.as_ref().map_err(err_line),
+            &mut rows,
         );
     }
     if wanted("idle") {
@@ -282,7 +294,7 @@ fn handoff_rows(plan: &Plan, places: &[Place], rows: &mut Rows) {
     for p in places {
         let p50 = rows.add(
             Row::new(format!("hand-off p50 ({})", p.label), Unit::Micros)
-                .target(Target::AtMost(150.0)),
+                .target(Target::AtMost(100.0)),
         );
         let p99 = rows.add(
             Row::new(format!("hand-off p99 ({})", p.label), Unit::Micros)

@@ -1,11 +1,11 @@
 //! `tournament board status`: the board's owner and its waiting mailboxes.
 
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::cli::BoardStatusArgs;
 use crate::error::exit;
-use crate::mailbox::{board_status, OwnerLiveness};
+use crate::mailbox::{board_status, OwnerLiveness, DEFAULT_STALE};
 
 use super::players::optional_config;
 
@@ -14,7 +14,7 @@ pub fn status(args: &BoardStatusArgs) -> anyhow::Result<i32> {
     let board = args
         .board
         .clone()
-        .or(config.map(|c| c.board))
+        .or(config.as_ref().map(|c| c.board.clone()))
         .unwrap_or_else(|| "board".into());
     if !board.exists() {
         println!(
@@ -23,6 +23,7 @@ pub fn status(args: &BoardStatusArgs) -> anyhow::Result<i32> {
         );
         return Ok(exit::OK);
     }
+    let ours = config.map_or(DEFAULT_STALE, |c| Duration::from_millis(c.stale_lock_ms));
     let status = board_status(&board, Duration::from_millis(args.watch_ms))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "board {}", status.board.display())?;
@@ -35,14 +36,29 @@ pub fn status(args: &BoardStatusArgs) -> anyhow::Result<i32> {
                 o.command, o.host, o.pid, o.started, o.heartbeat
             )?;
             let verdict = match live {
-                Some(OwnerLiveness::Alive) => "alive (its heartbeat moved while we watched)".to_string(),
-                Some(OwnerLiveness::Dead) => {
-                    "dead (same machine, its process is gone); the next referee takes over at once".to_string()
+                Some(OwnerLiveness::Alive) => {
+                    "alive (its heartbeat moved while we watched)".to_string()
                 }
-                Some(OwnerLiveness::Silent(d)) => format!(
-                    "no heartbeat seen in {:.1} s: stopped, hung, or unreachable; it is taken over once stale",
-                    d.as_secs_f64()
-                ),
+                Some(OwnerLiveness::Dead) => {
+                    "dead (same machine, its process is gone); the next referee takes over at once"
+                        .to_string()
+                }
+                Some(OwnerLiveness::Silent(d)) => {
+                    let stale = o.stale_period(ours);
+                    format!(
+                        "no heartbeat seen in {:.1} s: stopped, hung, or unreachable; a referee \
+                         started now takes it over at {} if the heartbeat stays still (after \
+                         {:.1} s: {})",
+                        d.as_secs_f64(),
+                        humantime::format_rfc3339_seconds(SystemTime::now() + stale),
+                        stale.as_secs_f64(),
+                        if o.stale_ms > 0 {
+                            "the holder's stale-lock-ms"
+                        } else {
+                            "the holder recorded no stale-lock-ms; the taker's own"
+                        }
+                    )
+                }
                 None => "unknown".to_string(),
             };
             writeln!(out, "       {verdict}")?;

@@ -69,6 +69,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
             stale,
             flock: true,
             command: "tournament play".into(),
+            stale_holders: Vec::new(),
         },
     )
     .map_err(|e| match e {

@@ -132,6 +132,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             stale: Duration::from_millis(config.stale_lock_ms),
             flock: true,
             command: format!("tournament run ({})", config.name),
+            stale_holders: Vec::new(),
         },
     )
     .map_err(|e| match e {
@@ -150,6 +151,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
                 config.name,
                 lock.board().display()
             ),
+            // The referee whose board lock just went stale holds no lock
+            // any more: its results lock is not waited for again.
+            stale_holders: lock.took_over_from().into_iter().cloned().collect(),
         },
     )?;
     let to_play = check_schedule(&config.results, &stored)?;

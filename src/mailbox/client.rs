@@ -33,8 +33,7 @@ impl BotMailbox {
         // The spare stays inside the mailbox: a sandboxed bot may write
         // nowhere else, and may not move a file in from another folder.
         let tmp_dir = Arc::clone(&folder);
-        let bell = Doorbell::new();
-        let watched = doorbell::watch(&dir.join(IN_FILE), &bell);
+        let (bell, watched) = Doorbell::watching(&dir.join(IN_FILE));
         let tag = dir
             .file_name()
             .map_or_else(|| "bot".to_string(), |n| n.to_string_lossy().into_owned());

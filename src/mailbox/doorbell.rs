@@ -1,10 +1,14 @@
 //! Waking a waiter when a move file may have changed: file-system
 //! notifications where they work, a bounded back-off poll where they don't.
 //!
-//! Owns: one process-wide watcher shared by every mailbox (inotify on
-//! Linux, the notify crate elsewhere; one watch per folder, rings per file),
-//! and the `Doorbell` each waiter sleeps on. Never reads a move file itself;
-//! a ring only means "look again".
+//! Owns: the `Doorbell` each waiter sleeps on. On Linux a doorbell has its
+//! own inotify instance on its file's folder and an eventfd for rings, and
+//! the waiting thread sleeps on both itself: the kernel wakes it directly,
+//! with no thread in between. Where the kernel's limit of inotify instances
+//! is reached (128 per user by default), and elsewhere, one process-wide
+//! watcher shared by every mailbox (inotify on Linux, the notify crate
+//! elsewhere; one watch per folder) rings the doorbells of its files.
+//! Never reads a move file itself; a ring only means "look again".
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -70,6 +74,9 @@ pub fn is_local_fs(_dir: &Path) -> bool {
 pub struct Doorbell {
     rings: Mutex<u64>,
     changed: Condvar,
+    /// This doorbell's own notifications (Linux), if it has them.
+    #[cfg(target_os = "linux")]
+    own: Option<own::OwnWatch>,
 }
 
 impl Doorbell {
@@ -77,11 +84,48 @@ impl Doorbell {
         Arc::new(Doorbell::default())
     }
 
+    /// A doorbell that rings whenever `file` may have new content (and
+    /// when rung), and whether the file is watched at all (false: polls
+    /// only). Its own inotify where it can have one, else the shared
+    /// watcher ([`watch`]); stop it with [`unwatch`].
+    pub fn watching(file: &Path) -> (Arc<Doorbell>, bool) {
+        #[cfg(target_os = "linux")]
+        match own::OwnWatch::new(file) {
+            Ok(w) => {
+                return (
+                    Arc::new(Doorbell {
+                        own: Some(w),
+                        ..Doorbell::default()
+                    }),
+                    true,
+                )
+            }
+            Err(e) => tracing::debug!(
+                "no inotify of its own for {} ({e}); the shared watcher",
+                file.display()
+            ),
+        }
+        let bell = Doorbell::new();
+        let watched = watch(file, &bell);
+        (bell, watched)
+    }
+
+    fn has_own(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.own.is_some();
+        #[cfg(not(target_os = "linux"))]
+        return false;
+    }
+
     /// Wakes every waiter.
     pub fn ring(&self) {
         let mut n = self.rings.lock().unwrap_or_else(|e| e.into_inner());
         *n = n.wrapping_add(1);
         self.changed.notify_all();
+        #[cfg(target_os = "linux")]
+        if let Some(w) = &self.own {
+            w.ring();
+        }
     }
 
     /// The current generation: take it *before* looking, then wait on it, so
@@ -91,7 +135,16 @@ impl Doorbell {
     }
 
     /// Sleeps until a ring after `ticket` or until `timeout`; true if rung.
+    /// (With its own notifications a ring may also be a change of the file
+    /// from before the ticket: one look too many, never one too few.)
     pub fn wait(&self, ticket: u64, timeout: Duration) -> bool {
+        #[cfg(target_os = "linux")]
+        if let Some(w) = &self.own {
+            if self.ticket() != ticket {
+                return true;
+            }
+            return w.wait(timeout);
+        }
         let guard = self.rings.lock().unwrap_or_else(|e| e.into_inner());
         let (guard, _) = self
             .changed
@@ -130,6 +183,163 @@ impl Backoff {
             self.next = POLL_MIN;
         } else {
             self.next = (self.next * 2).min(self.max);
+        }
+    }
+}
+
+/// A doorbell's own inotify instance and eventfd (Linux).
+#[cfg(target_os = "linux")]
+mod own {
+    use std::ffi::CString;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    #[derive(Debug)]
+    pub struct OwnWatch {
+        inotify: OwnedFd,
+        event: OwnedFd,
+        /// The watched file's name in its folder.
+        name: Vec<u8>,
+    }
+
+    fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r)
+        }
+    }
+
+    impl OwnWatch {
+        pub fn new(file: &Path) -> io::Result<OwnWatch> {
+            let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+                return Err(io::Error::other("not a file in a folder"));
+            };
+            let dir = CString::new(dir.as_os_str().as_bytes()).map_err(io::Error::other)?;
+            // SAFETY: plain system calls; each descriptor is owned at once.
+            let inotify = unsafe {
+                OwnedFd::from_raw_fd(check(libc::inotify_init1(
+                    libc::IN_NONBLOCK | libc::IN_CLOEXEC,
+                ))?)
+            };
+            // Not MODIFY: a writer closes the file right after its one write
+            // (a rename brings MOVED_TO), and one that never closes is still
+            // seen by the poll.
+            check(unsafe {
+                libc::inotify_add_watch(
+                    inotify.as_raw_fd(),
+                    dir.as_ptr(),
+                    libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE,
+                )
+            })?;
+            let event = unsafe {
+                OwnedFd::from_raw_fd(check(libc::eventfd(
+                    0,
+                    libc::EFD_NONBLOCK | libc::EFD_CLOEXEC,
+                ))?)
+            };
+            Ok(OwnWatch {
+                inotify,
+                event,
+                name: name.as_bytes().to_vec(),
+            })
+        }
+
+        pub fn ring(&self) {
+            let one: u64 = 1;
+            // SAFETY: writes 8 bytes we own into our eventfd.
+            unsafe {
+                libc::write(
+                    self.event.as_raw_fd(),
+                    (&one as *const u64).cast(),
+                    std::mem::size_of::<u64>(),
+                )
+            };
+        }
+
+        /// Sleeps until our file changed, a ring, or `timeout`; false only
+        /// when the time ran out.
+        pub fn wait(&self, timeout: Duration) -> bool {
+            let deadline = Instant::now() + timeout;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let ts = libc::timespec {
+                    tv_sec: left.as_secs() as libc::time_t,
+                    tv_nsec: left.subsec_nanos() as libc::c_long,
+                };
+                let mut fds = [
+                    libc::pollfd {
+                        fd: self.inotify.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                    libc::pollfd {
+                        fd: self.event.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                ];
+                // SAFETY: two pollfds we own, a valid timespec, no sigmask.
+                let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+                if n < 0 {
+                    if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return true; // look again rather than sleep wrongly
+                }
+                if n == 0 {
+                    return false;
+                }
+                if fds[1].revents != 0 {
+                    let mut v = 0u64;
+                    // SAFETY: reads 8 bytes into a u64 we own.
+                    unsafe {
+                        libc::read(
+                            self.event.as_raw_fd(),
+                            (&mut v as *mut u64).cast(),
+                            std::mem::size_of::<u64>(),
+                        )
+                    };
+                    return true;
+                }
+                if self.drain_ours() {
+                    return true;
+                }
+            }
+        }
+
+        /// Reads every pending event: was one about our file (or were events
+        /// lost)? Events about the folder's other files are dropped.
+        fn drain_ours(&self) -> bool {
+            let mut hit = false;
+            let mut buf = [0u8; 4096];
+            loop {
+                // SAFETY: reads into a buffer we own, at most its size.
+                let n = unsafe {
+                    libc::read(self.inotify.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len())
+                };
+                if n <= 0 {
+                    return hit;
+                }
+                let got = &buf[..n as usize];
+                let mut i = 0;
+                while i + 16 <= got.len() {
+                    let word = |at: usize| {
+                        u32::from_ne_bytes(got[at..at + 4].try_into().expect("4 bytes"))
+                    };
+                    let (mask, len) = (word(i + 4), word(i + 12) as usize);
+                    let end = (i + 16 + len).min(got.len());
+                    let name = &got[i + 16..end];
+                    let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+                    if name == self.name.as_slice() || mask & libc::IN_Q_OVERFLOW != 0 {
+                        hit = true;
+                    }
+                    i += 16 + len;
+                }
+            }
         }
     }
 }
@@ -338,7 +548,11 @@ pub fn watch(file: &Path, bell: &Arc<Doorbell>) -> bool {
 }
 
 /// Stops ringing `bell` for `file`; the folder's watch ends with its last file.
+/// (A doorbell with its own notifications stops when it is dropped.)
 pub fn unwatch(file: &Path, bell: &Arc<Doorbell>) {
+    if bell.has_own() {
+        return;
+    }
     let reg = registry();
     {
         let mut map = reg.bells.lock().unwrap_or_else(|e| e.into_inner());
@@ -380,6 +594,31 @@ mod tests {
         assert!(bell.wait(t, Duration::from_secs(5)), "rung before the wait");
         let t = bell.ticket();
         assert!(!bell.wait(t, Duration::from_millis(5)), "nothing rang");
+    }
+
+    #[test]
+    fn a_doorbell_of_its_own_wakes_for_its_file_and_rings_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(dir.path()).unwrap();
+        let (bell, watched) = Doorbell::watching(&dir.join("out.txt"));
+        assert!(watched);
+        #[cfg(target_os = "linux")]
+        assert!(bell.has_own(), "an inotify instance of its own");
+        let t = bell.ticket();
+        std::fs::write(dir.join("in.txt"), "x").unwrap();
+        assert!(!bell.wait(t, Duration::from_millis(100)), "another file");
+        std::fs::write(dir.join("out.txt"), "x").unwrap();
+        assert!(bell.wait(t, Duration::from_secs(5)), "its file");
+        let t = bell.ticket();
+        assert!(!bell.wait(t, Duration::from_millis(20)), "nothing new");
+        let ringer = Arc::clone(&bell);
+        let handle = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            ringer.ring();
+        });
+        assert!(bell.wait(t, Duration::from_secs(5)), "a ring from a thread");
+        handle.join().unwrap();
+        unwatch(&dir.join("out.txt"), &bell);
     }
 
     #[test]

@@ -45,6 +45,12 @@ pub struct LockOptions {
     pub flock: bool,
     /// What the holder runs, shown to anyone refused (e.g. `tournament run`).
     pub command: String,
+    /// Holders this process already found stale (e.g. the board's, just
+    /// taken over): another lock of the same process (host, pid, start) is
+    /// taken over at once, not after a second stale period. Safe: that
+    /// process stopped acting on its own once its heartbeat stood still
+    /// for a third of its stale period (every write checks every lock it holds).
+    pub stale_holders: Vec<OwnerRecord>,
 }
 
 impl Default for LockOptions {
@@ -53,6 +59,7 @@ impl Default for LockOptions {
             stale: DEFAULT_STALE,
             flock: true,
             command: "tournament".into(),
+            stale_holders: Vec::new(),
         }
     }
 }
@@ -79,14 +86,34 @@ pub struct OwnerRecord {
     pub heartbeat: u64,
     pub board: String,
     pub command: String,
+    /// The holder's stale period (its `stale-lock-ms`): another referee
+    /// takes the lock over once the heartbeat has not changed this long.
+    /// 0: not recorded (an older referee); the taker's own period applies.
+    pub stale_ms: u64,
 }
 
 impl OwnerRecord {
     pub fn encode(&self) -> String {
         format!(
-            "token={}\nhost={}\npid={}\nstarted={}\nheartbeat={}\nboard={}\ncommand={}\n",
-            self.token, self.host, self.pid, self.started, self.heartbeat, self.board, self.command
+            "token={}\nhost={}\npid={}\nstarted={}\nheartbeat={}\nboard={}\ncommand={}\nstale_ms={}\n",
+            self.token,
+            self.host,
+            self.pid,
+            self.started,
+            self.heartbeat,
+            self.board,
+            self.command,
+            self.stale_ms
         )
+    }
+
+    /// How long this holder's heartbeat must stand still before the lock
+    /// is taken over: its own recorded period, else `ours`.
+    pub fn stale_period(&self, ours: Duration) -> Duration {
+        match self.stale_ms {
+            0 => ours,
+            ms => Duration::from_millis(ms),
+        }
     }
 
     pub fn parse(text: &str) -> Option<OwnerRecord> {
@@ -98,6 +125,7 @@ impl OwnerRecord {
             heartbeat: 0,
             board: String::new(),
             command: String::new(),
+            stale_ms: 0,
         };
         for line in text.lines() {
             let (k, v) = line.split_once('=')?;
@@ -109,6 +137,7 @@ impl OwnerRecord {
                 "heartbeat" => r.heartbeat = v.parse().ok()?,
                 "board" => r.board = v.to_string(),
                 "command" => r.command = v.to_string(),
+                "stale_ms" => r.stale_ms = v.parse().ok()?,
                 _ => {}
             }
         }
@@ -169,8 +198,13 @@ impl fmt::Display for LockError {
                 write!(
                     f,
                     ". Wait for it to finish or stop it; a referee that died is taken over \
-                     automatically once its heartbeat has not changed for {} s",
-                    stale.as_secs_f64()
+                     automatically once its heartbeat has not changed for {} s{}",
+                    stale.as_secs_f64(),
+                    if owner.as_ref().is_some_and(|o| o.stale_ms > 0) {
+                        " (its stale-lock-ms)"
+                    } else {
+                        ""
+                    }
                 )
             }
             LockError::BadBoard(why) => write!(f, "{why}"),
@@ -367,6 +401,7 @@ pub struct BoardLock {
     heartbeat: Option<JoinHandle<OwnDir>>,
     flock: Option<File>,
     took_over_live: bool,
+    took_over_from: Option<OwnerRecord>,
 }
 
 impl fmt::Debug for BoardLock {
@@ -396,11 +431,14 @@ impl BoardLock {
         let flock = if opts.flock {
             let f = open_flock_file(&board_dir).map_err(io_err)?;
             if f.try_lock_exclusive().is_err() {
+                let owner = read_owner(&board);
                 return Err(LockError::Held {
-                    owner: read_owner(&board).map(Box::new),
+                    stale: owner
+                        .as_ref()
+                        .map_or(opts.stale, |o| o.stale_period(opts.stale)),
+                    owner: owner.map(Box::new),
                     board,
                     heartbeat_age: Duration::ZERO,
-                    stale: opts.stale,
                 });
             }
             Some(f)
@@ -415,8 +453,10 @@ impl BoardLock {
             heartbeat: 0,
             board: board.display().to_string(),
             command: opts.command.clone(),
+            stale_ms: opts.stale.as_millis().try_into().unwrap_or(u64::MAX),
         };
-        let took_over_live = acquire_folder(&board, &record, opts, flock.is_some())?;
+        let (took_over_live, took_over_from) =
+            acquire_folder(&board, &record, opts, flock.is_some())?;
         let own = OwnDir::open(&board).map_err(io_err)?;
         let held = Arc::new(Held {
             lost: AtomicBool::new(false),
@@ -447,6 +487,7 @@ impl BoardLock {
             heartbeat: Some(heartbeat),
             flock,
             took_over_live,
+            took_over_from,
         })
     }
 
@@ -464,6 +505,12 @@ impl BoardLock {
     /// still run, with bots that may still answer in its mailboxes.
     pub fn took_over_live(&self) -> bool {
         self.took_over_live
+    }
+
+    /// The holder this lock was taken over from after its heartbeat stood
+    /// still, if any (for [`LockOptions::stale_holders`]).
+    pub fn took_over_from(&self) -> Option<&OwnerRecord> {
+        self.took_over_from.as_ref()
     }
 
     pub fn owner(&self) -> &OwnerRecord {
@@ -627,13 +674,13 @@ const DAMAGED_WAIT: Duration = Duration::from_secs(7);
 /// lock is ours, so a same-host owner whose pid is gone is dead for sure.
 /// Returns whether it took the board over from a holder whose process may
 /// still run (on another machine, or stopped): that holder's bots may still
-/// be answering in its mailboxes.
+/// be answering in its mailboxes; and the last holder it took over from.
 pub fn acquire_folder(
     board: &Path,
     record: &OwnerRecord,
     opts: &LockOptions,
     flock_held: bool,
-) -> Result<bool, LockError> {
+) -> Result<(bool, Option<OwnerRecord>), LockError> {
     let io_err = |e| LockError::Io(board.to_path_buf(), e);
     let board_dir = Dir::open(board).map_err(io_err)?;
     let lock_dir = board.join(LOCK_DIR);
@@ -648,6 +695,7 @@ pub fn acquire_folder(
     let mut changed_once = false;
     let mut empty_tries = 0;
     let mut took_over_live = false;
+    let mut took_over_from = None;
     let mut told = false;
     loop {
         let (tmp_dir, _) = board_dir.child_or_create(&tmp_name).map_err(io_err)?;
@@ -679,17 +727,23 @@ pub fn acquire_folder(
         };
         let owner = OwnerRecord::parse(&text);
         if owner.as_ref().is_some_and(|o| o.token == record.token) {
-            return Ok(took_over_live);
+            return Ok((took_over_live, took_over_from));
         }
         let now = Instant::now();
         let dead_here = owner.as_ref().is_some_and(|o| {
             flock_held && o.host == record.host && o.pid != record.pid && !holder_alive(o)
         });
+        let known_stale = owner.as_ref().is_some_and(|o| {
+            opts.stale_holders
+                .iter()
+                .any(|h| h.host == o.host && h.pid == o.pid && h.started == o.started)
+        });
+        let dead_here = dead_here || known_stale;
         let damaged = owner.is_none() && !text.is_empty();
-        let stale = if damaged {
-            opts.stale.min(DAMAGED_WAIT)
-        } else {
-            opts.stale
+        let stale = match &owner {
+            _ if damaged => opts.stale.min(DAMAGED_WAIT),
+            Some(o) => o.stale_period(opts.stale),
+            None => opts.stale,
         };
         match &seen {
             Some((prev, _)) if *prev == text => {}
@@ -705,17 +759,25 @@ pub fn acquire_folder(
                 board: board.to_path_buf(),
                 owner: owner.map(Box::new),
                 heartbeat_age: now - since,
-                stale: opts.stale,
+                stale,
             });
         }
         if !told && !text.is_empty() && !dead_here {
             told = true;
             match &owner {
-                Some(o) => tracing::info!(
-                    "the board {} is locked by {o}; waiting up to {:.0} s for its heartbeat \
-                     before taking it over",
+                Some(o) => tracing::warn!(
+                    "{} is locked by {o}, heartbeat #{}. Waiting for that referee: if its \
+                     heartbeat moves, this one stops (the board is in use); if not, this one \
+                     takes the board over at {} (in {:.1} s: {})",
                     board.display(),
-                    stale.as_secs_f64()
+                    o.heartbeat,
+                    humantime::format_rfc3339_seconds(SystemTime::now() + stale),
+                    stale.as_secs_f64(),
+                    if o.stale_ms > 0 {
+                        "the holder's stale-lock-ms"
+                    } else {
+                        "the holder recorded no stale-lock-ms; this referee's"
+                    }
                 ),
                 None => tracing::warn!(
                     "the board's lock {} holds no valid owner record ({}): damaged (a bot?) or \
@@ -771,18 +833,25 @@ pub fn acquire_folder(
             continue;
         }
         remove_lock_folder(board, &dead_name);
-        took_over_live |= owner.is_some() && !dead_here;
+        took_over_live |= owner.is_some() && (!dead_here || known_stale);
         match &owner {
             Some(o) => {
                 tracing::warn!(
-                "took over the board from a stale lock: {o}, heartbeat #{} unchanged for {:.1} s{}",
-                o.heartbeat,
-                (now - since).as_secs_f64(),
-                if dead_here { " (its process is gone)" } else { "" }
-            )
+                    "took over the board from a stale lock: {o}, heartbeat #{} unchanged for {:.1} s{}",
+                    o.heartbeat,
+                    (now - since).as_secs_f64(),
+                    if known_stale {
+                        " (the same referee whose other lock just went stale)"
+                    } else if dead_here {
+                        " (its process is gone)"
+                    } else {
+                        ""
+                    }
+                )
             }
             None => tracing::warn!("took over a lock folder without a valid owner record"),
         }
+        took_over_from = owner.clone();
         seen = None;
         changed_once = false;
         told = false;
@@ -822,6 +891,7 @@ mod tests {
             stale: Duration::from_millis(stale_ms),
             flock: true,
             command: "test".into(),
+            stale_holders: Vec::new(),
         }
     }
 
@@ -835,6 +905,7 @@ mod tests {
             heartbeat: 7,
             board: "/b".into(),
             command: "tournament run".into(),
+            stale_ms: 4000,
         };
         assert_eq!(OwnerRecord::parse(&r.encode()), Some(r));
         assert_eq!(OwnerRecord::parse("garbage"), None);

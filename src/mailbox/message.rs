@@ -11,6 +11,22 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 /// The referee's name on the wire.
 pub const REFEREE: &str = "referee";
 
+/// The fixed length of a bot's `out.txt` written the fixed-length way
+/// (PROTOCOL.md, "Fixed-length files"): the answer, then spaces, written
+/// over the old content without truncating. A bot whose `out.txt` has this
+/// length (before the first message, or with a padded answer) reads
+/// padded `in.txt` too.
+pub const OUT_RECORD: usize = 128;
+
+/// The length the referee pads `in.txt` to for a bot that writes
+/// fixed-length answers (longer messages are sent as they are). Every
+/// message then has the same length, so a network drive's cached length of
+/// the file, on another machine, is never shorter than the new message.
+pub const IN_RECORD: usize = 512;
+
+/// The byte a message is padded with.
+pub const PAD: u8 = b' ';
+
 /// One message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
@@ -43,6 +59,36 @@ impl Message {
     /// The bytes as written to a move file (LF line ends).
     pub fn encode(&self) -> String {
         format!("{}\n{}\n{}\n{}\n", self.from, self.to, self.seq, self.text)
+    }
+
+    /// The bytes padded with spaces to `len` (as they are when longer).
+    pub fn encode_padded(&self, len: usize) -> Vec<u8> {
+        let mut bytes = self.encode().into_bytes();
+        if bytes.len() < len {
+            bytes.resize(len, PAD);
+        }
+        bytes
+    }
+
+    /// How many bytes follow the fourth line feed of `bytes` (a fixed-length
+    /// writer's padding); `None` if there are not four lines.
+    pub fn padding_len(bytes: &[u8]) -> Option<usize> {
+        let mut seen = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' {
+                seen += 1;
+                if seen == 4 {
+                    return Some(bytes.len() - i - 1);
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether `bytes` is only padding: what a fixed-length writer leaves
+    /// before its first answer (no message yet).
+    pub fn is_blank(bytes: &[u8]) -> bool {
+        !bytes.is_empty() && bytes.iter().all(|&b| b == PAD)
     }
 
     /// Reads a message. LF and CRLF line ends are both accepted; trailing
@@ -171,6 +217,25 @@ mod tests {
         }
         let big = vec![b'a'; MAX_MESSAGE_BYTES + 1];
         assert!(matches!(Message::decode(&big), Decoded::Garbage(_)));
+    }
+
+    #[test]
+    fn padded_messages_decode_as_the_message() {
+        let m = Message::new(REFEREE, "alice", 41, "TURN black ---- none 5");
+        let bytes = m.encode_padded(IN_RECORD);
+        assert_eq!(bytes.len(), IN_RECORD);
+        assert_eq!(Message::decode(&bytes), Decoded::Complete(m.clone()));
+        assert_eq!(
+            Message::padding_len(&bytes),
+            Some(IN_RECORD - m.encode().len())
+        );
+        assert_eq!(Message::padding_len(m.encode().as_bytes()), Some(0));
+        assert_eq!(Message::padding_len(b"a\nb\n3\n"), None);
+        let long = Message::new(REFEREE, "alice", 1, &"x".repeat(600));
+        assert_eq!(long.encode_padded(IN_RECORD), long.encode().into_bytes());
+        assert!(Message::is_blank(&[PAD; OUT_RECORD]));
+        assert!(!Message::is_blank(b""));
+        assert_eq!(Message::decode(&[PAD; OUT_RECORD]), Decoded::Incomplete);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub use lock::{holder_alive, hostname, read_owner};
 pub use lock::{
     may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE, LOCK_DIR,
 };
-pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
+pub use message::{Decoded, Message, IN_RECORD, MAX_MESSAGE_BYTES, OUT_RECORD, PAD, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
 
 /// The file only the referee writes.
@@ -332,6 +332,31 @@ pub struct Mailbox {
     writer: std::sync::Mutex<(MessageFile, Vec<u8>)>,
     /// On a network drive: the token in the folder's marker file.
     marker: Option<String>,
+    /// How the bot writes `out.txt`, so how `in.txt` is written for it.
+    format: std::sync::atomic::AtomicU8,
+}
+
+/// What the referee knows of how a bot writes `out.txt` (PROTOCOL.md,
+/// "Fixed-length files"); the referee writes `in.txt` the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Format {
+    /// Not seen yet: `out.txt` is looked at before the next message.
+    Unknown = 0,
+    /// Plain v1: exact messages, `in.txt` too.
+    Plain = 1,
+    /// Fixed-length answers: `in.txt` is padded to [`IN_RECORD`] bytes.
+    Padded = 2,
+}
+
+impl Format {
+    fn from_u8(v: u8) -> Format {
+        match v {
+            1 => Format::Plain,
+            2 => Format::Padded,
+            _ => Format::Unknown,
+        }
+    }
 }
 
 impl fmt::Debug for Mailbox {
@@ -368,8 +393,7 @@ impl Mailbox {
         }
         let (folder, _) = players.child_or_create(&name).map_err(io_err)?;
         let dir = folder.path().to_path_buf();
-        let bell = Doorbell::new();
-        let watched = doorbell::watch(&dir.join(OUT_FILE), &bell);
+        let (bell, watched) = Doorbell::watching(&dir.join(OUT_FILE));
         let marker = if doorbell::is_local_fs(&dir) {
             None
         } else {
@@ -383,6 +407,7 @@ impl Mailbox {
         let writer = MessageFile::new(Arc::clone(&players), Arc::clone(&folder), IN_FILE, &name);
         Ok(Mailbox {
             marker,
+            format: std::sync::atomic::AtomicU8::new(Format::Unknown as u8),
             writer: std::sync::Mutex::new((writer, Vec::new())),
             poll_max: doorbell::poll_max_for(&dir, watched),
             dir,
@@ -465,7 +490,35 @@ impl Mailbox {
         {
             files::replace_over(&self.players, &self.folder, OUT_FILE, b"")?;
         }
+        self.set_format(Format::Unknown);
         Ok(())
+    }
+
+    /// How this mailbox's bot writes `out.txt`, as last seen.
+    pub fn format(&self) -> Format {
+        Format::from_u8(self.format.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn set_format(&self, f: Format) {
+        self.format
+            .store(f as u8, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Before the first message (and after a clear): whether
+    /// `out.txt` already has the fixed length of a bot that writes
+    /// fixed-length files (it says so at start, before any message).
+    fn learn_format(&self) -> Format {
+        let f = match self.folder.read_limited(OUT_FILE, MAX_MESSAGE_BYTES) {
+            Ok(ReadOutcome::Bytes(b))
+                if b.len() == OUT_RECORD
+                    && (Message::is_blank(&b) || Message::padding_len(&b).unwrap_or(0) > 0) =>
+            {
+                Format::Padded
+            }
+            _ => Format::Plain,
+        };
+        self.set_format(f);
+        f
     }
 
     /// The seq of the message now in `in.txt`, if it holds a complete one
@@ -500,11 +553,19 @@ impl Mailbox {
                 target.display()
             )));
         }
-        let msg = Message::new(REFEREE, &self.id, seq, text).encode();
+        let format = match self.format() {
+            Format::Unknown => self.learn_format(),
+            f => f,
+        };
+        let msg = Message::new(REFEREE, &self.id, seq, text);
+        let msg = match format {
+            Format::Padded => msg.encode_padded(IN_RECORD),
+            _ => msg.encode().into_bytes(),
+        };
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        w.0.write(msg.as_bytes())
+        w.0.write(&msg)
             .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))?;
-        w.1 = msg.into_bytes();
+        w.1 = msg;
         Ok(())
     }
 
@@ -540,7 +601,9 @@ impl Mailbox {
             Err(e) => return Ok(Err(Pending::Unreadable(e.to_string()))),
         };
         match Message::decode(&bytes) {
-            Decoded::Incomplete if bytes.is_empty() => Ok(Err(Pending::Nothing)),
+            Decoded::Incomplete if bytes.is_empty() || Message::is_blank(&bytes) => {
+                Ok(Err(Pending::Nothing))
+            }
             Decoded::Incomplete => Ok(Err(Pending::Partial(
                 String::from_utf8_lossy(&bytes).into_owned(),
             ))),
@@ -552,6 +615,25 @@ impl Mailbox {
                         to: m.to,
                     });
                 }
+                let padded = Message::padding_len(&bytes).unwrap_or(0) > 0;
+                if padded {
+                    // Written over the old answer in place: a read that
+                    // raced the write could mix old and new bytes. The
+                    // same bytes read twice are whole.
+                    match self.folder.read_limited(OUT_FILE, MAX_MESSAGE_BYTES) {
+                        Ok(ReadOutcome::Bytes(again)) if again == bytes => {}
+                        _ => {
+                            return Ok(Err(Pending::Partial(
+                                String::from_utf8_lossy(&bytes).into_owned(),
+                            )))
+                        }
+                    }
+                }
+                self.set_format(if padded {
+                    Format::Padded
+                } else {
+                    Format::Plain
+                });
                 Ok(Ok(m.text))
             }
             Decoded::Complete(m) => Ok(Err(Pending::Stale(m.seq))),
@@ -578,6 +660,10 @@ impl Mailbox {
                 return Err(AnswerError::Aborted(why));
             }
             if Instant::now() >= deadline {
+                // The bot may not read padded messages after all (a
+                // waiting player's program swapped for a plain v1 bot):
+                // plain messages until it shows otherwise.
+                self.set_format(Format::Plain);
                 return Err(AnswerError::Timeout { pending });
             }
             backoff.wait(&self.bell, ticket, deadline);

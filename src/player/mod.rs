@@ -12,14 +12,17 @@ pub use output::LIBRARY_FALLBACK;
 pub mod process;
 mod spec;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use output::{BotOutput, MAX_LINES_PER_GAME, TAIL_LINES};
 pub use process::{become_subreaper, ExitInfo, ProcessTree};
-pub use spec::{install_hint, not_executable_hint, Launch, PlayerSpec, Restart, BUILTINS};
+pub use spec::{
+    absolute_anywhere, install_hint, mailbox_as_seen, not_executable_hint, Launch, PlayerSpec,
+    Restart, BUILTINS,
+};
 
 use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError};
 use crate::sandbox::{self, Policy, Scratch, Warden};
@@ -113,6 +116,16 @@ impl Instance {
         &self.mailbox
     }
 
+    /// The mailbox folder as the bot sees it: under the player's
+    /// `board-as` if it has one (another mount of the share, another
+    /// machine), else the referee's own path.
+    pub fn mailbox_as_seen(&self) -> String {
+        match &self.spec.board_as {
+            Some(root) => mailbox_as_seen(root, &self.id),
+            None => self.mailbox.dir().display().to_string(),
+        }
+    }
+
     /// How many times a process was started for this instance.
     pub fn starts(&self) -> u32 {
         self.starts
@@ -180,10 +193,7 @@ impl Instance {
         self.seq = 0;
         // The bot may see the board under another path (another mount of
         // the same share): it is started there and told that path.
-        let seen = match &self.spec.board_as {
-            Some(root) => root.join(crate::mailbox::PLAYERS_DIR).join(&self.id),
-            None => self.mailbox.dir().to_path_buf(),
-        };
+        let seen = PathBuf::from(self.mailbox_as_seen());
         let dir = seen.display().to_string();
         let fill = |s: &str| s.replace("{mailbox}", &dir).replace("{id}", &self.id);
         let program = fill(&argv[0]);

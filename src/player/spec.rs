@@ -16,8 +16,10 @@ pub enum Launch {
     Command(Vec<String>),
     /// One of [`BUILTINS`].
     Builtin(String),
-    /// Started by hand on `players/<name>/`, maybe on another machine.
-    Waiting,
+    /// Started by hand on `players/<name>/`, maybe on another machine;
+    /// `command` is how its owner starts it there (`hand-command`), shown
+    /// in the referee's messages and never run by it.
+    Waiting { command: Option<String> },
 }
 
 /// When a spawned bot process is replaced.
@@ -42,8 +44,10 @@ pub struct PlayerSpec {
     /// Seed given to built-in bots.
     pub seed: u64,
     /// The board folder as this bot sees it, when that differs from the
-    /// referee's path (the same share mounted elsewhere): the bot is started
-    /// in `<board_as>/players/<id>/` and told that path.
+    /// referee's path (the same share mounted elsewhere): a spawned bot is
+    /// started in `<board_as>/players/<id>/` and told that path; for a bot
+    /// started by hand it is the path the referee's messages show (it may
+    /// be another machine's path, e.g. `Z:\class\board`).
     pub board_as: Option<PathBuf>,
     /// How the bot is sandboxed (spawned commands only; built-ins are part
     /// of the referee and waiting bots are started by someone else).
@@ -63,6 +67,41 @@ pub fn install_hint(program: &str) -> Option<&'static str> {
         "java" => "apt-get install default-jre",
         _ => return None,
     })
+}
+
+/// Whether a path is spelled the Windows way (`Z:\…`, `Z:/…`, `\\server\…`).
+fn looks_like_windows(path: &str) -> bool {
+    let b = path.as_bytes();
+    path.starts_with("\\\\")
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && (b[2] == b'\\' || b[2] == b'/'))
+}
+
+/// Whether a board path given for another machine is absolute there
+/// (Unix or Windows spelling): it is then kept as written.
+pub fn absolute_anywhere(path: &str) -> bool {
+    path.starts_with('/') || looks_like_windows(path)
+}
+
+/// The mailbox folder `players/<id>` of a board at `board` (a path as the
+/// bot's machine spells it), joined with that machine's separator.
+pub fn mailbox_as_seen(board: &Path, id: &str) -> String {
+    let text = board.display().to_string();
+    if looks_like_windows(&text) {
+        format!(
+            "{}\\{}\\{id}",
+            text.trim_end_matches(['\\', '/']),
+            crate::mailbox::PLAYERS_DIR
+        )
+    } else {
+        board
+            .join(crate::mailbox::PLAYERS_DIR)
+            .join(id)
+            .display()
+            .to_string()
+    }
 }
 
 /// What to do about a bot program that may not be executed (no execute
@@ -147,7 +186,25 @@ impl PlayerSpec {
     }
 
     pub fn is_waiting(&self) -> bool {
-        self.launch == Launch::Waiting
+        matches!(self.launch, Launch::Waiting { .. })
+    }
+
+    /// A command to copy for starting this bot by hand in `mailbox` (as its
+    /// machine spells it): `cd` into the mailbox (every library, bwBASIC
+    /// too, works in its current folder), then its `hand-command` if the
+    /// config gives one.
+    pub fn start_by_hand(&self, mailbox: &str) -> String {
+        let cd = if looks_like_windows(mailbox) {
+            format!("cd /d \"{mailbox}\"")
+        } else {
+            format!("cd {}", shell_words::quote(mailbox))
+        };
+        match &self.launch {
+            Launch::Waiting {
+                command: Some(command),
+            } => format!("{cd} && {command}"),
+            _ => format!("{cd} && <the bot's command, e.g. python3 mybot.py>"),
+        }
     }
 
     /// The user this player's bot runs as when it is not the referee's
@@ -165,7 +222,7 @@ impl PlayerSpec {
     /// yet filled. Errors name the player and the command, and what to install.
     pub fn resolve(&self) -> Result<Vec<String>, String> {
         let argv = match &self.launch {
-            Launch::Waiting => return Ok(vec![]),
+            Launch::Waiting { .. } => return Ok(vec![]),
             Launch::Builtin(name) => {
                 let exe = std::env::current_exe()
                     .map_err(|e| format!("cannot find the tournament binary: {e}"))?;
@@ -261,7 +318,7 @@ impl PlayerSpec {
         match &self.launch {
             Launch::Command(argv) => argv.join(" "),
             Launch::Builtin(name) => format!("built-in {name}"),
-            Launch::Waiting => "started by hand (wait = true)".into(),
+            Launch::Waiting { .. } => "started by hand (wait = true)".into(),
         }
     }
 }
@@ -300,6 +357,30 @@ mod tests {
             err.contains("missing.sh") && err.contains("does not exist"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_bot_started_by_hand_is_shown_its_own_machines_path_and_command() {
+        let alice = |command: Option<&str>| PlayerSpec {
+            launch: Launch::Waiting {
+                command: command.map(String::from),
+            },
+            ..spec(&[], Path::new("."))
+        };
+        let unix = mailbox_as_seen(Path::new("/mnt/b/class board"), "alice");
+        assert_eq!(unix, "/mnt/b/class board/players/alice");
+        assert_eq!(
+            alice(Some("python3 alice.py")).start_by_hand(&unix),
+            "cd '/mnt/b/class board/players/alice' && python3 alice.py"
+        );
+        let windows = mailbox_as_seen(Path::new("Z:\\class\\board\\"), "alice");
+        assert_eq!(windows, "Z:\\class\\board\\players\\alice");
+        assert_eq!(
+            alice(None).start_by_hand(&windows),
+            "cd /d \"Z:\\class\\board\\players\\alice\" && <the bot's command, e.g. python3 mybot.py>"
+        );
+        assert!(absolute_anywhere("\\\\server\\share") && absolute_anywhere("/mnt/b"));
+        assert!(!absolute_anywhere("board") && !absolute_anywhere("..\\board"));
     }
 
     #[test]

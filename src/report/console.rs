@@ -47,12 +47,13 @@ impl<W: Write + Send> EventSink for ConsoleReporter<W> {
             Event::Waiting {
                 player,
                 mailbox,
+                start,
                 waited_secs,
                 ..
             } => writeln!(
                 out,
-                "  waiting for {player} (start it by hand on {}) … {waited_secs} s",
-                mailbox.display()
+                "  waiting {waited_secs} s for {player}, started by hand (mailbox {mailbox}); \
+                 start it there with: {start}"
             ),
             Event::Move {
                 ply,

@@ -24,11 +24,12 @@ impl EventSink for LogReporter {
             Event::Waiting {
                 player,
                 mailbox,
+                start,
                 waited_secs,
                 ..
             } => tracing::info!(
-                "waiting for {player}, a bot started by hand: its mailbox is {} (waited {waited_secs} s)",
-                mailbox.display()
+                "waiting {waited_secs} s for {player}, a bot started by hand, to answer NEW: is it \
+                 running? Its mailbox on its machine is {mailbox}; start it there with: {start}"
             ),
             Event::Move {
                 ply,

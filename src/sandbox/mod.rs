@@ -739,7 +739,7 @@ impl Statement {
         for p in players {
             match &p.launch {
                 Launch::Builtin(_) => {}
-                Launch::Waiting => {
+                Launch::Waiting { .. } => {
                     others += 1;
                     why.push(format!(
                         "{} is started by hand (not sandboxed by the referee)",

@@ -312,7 +312,9 @@ fn a_bot_started_by_hand_plays_a_whole_gauntlet() {
             .contains(what)
     };
     // The referee waits for alice before anyone starts her.
-    let waited = wait_until(20, || said("waiting for alice"));
+    let waited = wait_until(20, || {
+        said("s for alice, a bot started by hand, to answer NEW")
+    });
     // A moment later it still waits, and nothing has been forfeited.
     std::thread::sleep(Duration::from_millis(300));
     assert!(records(&s.join("results")).is_empty());

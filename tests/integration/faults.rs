@@ -30,16 +30,16 @@ use tournament::record::{EndReason, GameRecord};
 use crate::fixture::{live_in_group, project_root, tournament_bin, wait_until, Scratch};
 
 /// One group at a time, whatever the test runner does.
-static SERIAL: Mutex<()> = Mutex::new(());
+pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cache {
+pub(crate) enum Cache {
     No,
     Default,
 }
 
 impl Cache {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Cache::No => "cache=no",
             Cache::Default => "cache=default",
@@ -93,7 +93,7 @@ fn prerequisites() {
 }
 
 /// Two sshfs mounts of one folder (`scripts/shared-drive`), down on drop.
-struct Drive {
+pub(crate) struct Drive {
     tmp: Option<tempfile::TempDir>,
     root: PathBuf,
     a: PathBuf,
@@ -107,7 +107,7 @@ fn script() -> PathBuf {
 }
 
 impl Drive {
-    fn up(cache: Cache) -> Drive {
+    pub(crate) fn up(cache: Cache) -> Drive {
         prerequisites();
         let tmp = tempfile::Builder::new()
             .prefix("tournament-faults-")
@@ -143,7 +143,7 @@ impl Drive {
     }
 
     /// A fresh folder on the share, made through mount A.
-    fn ws(&self, name: &str) -> Ws {
+    pub(crate) fn ws(&self, name: &str) -> Ws {
         let ws = Ws {
             a: self.a.join(name),
             b: self.b.join(name),
@@ -170,14 +170,14 @@ impl Drop for Drive {
 }
 
 /// One scenario's folder on the share, as A, B and the server see it.
-struct Ws {
-    a: PathBuf,
-    b: PathBuf,
-    x: PathBuf,
+pub(crate) struct Ws {
+    pub(crate) a: PathBuf,
+    pub(crate) b: PathBuf,
+    pub(crate) x: PathBuf,
 }
 
 /// A process in the background with its output in files; killed on drop.
-struct Bg {
+pub(crate) struct Bg {
     child: Child,
     out: PathBuf,
     err: PathBuf,
@@ -185,7 +185,7 @@ struct Bg {
 }
 
 impl Bg {
-    fn spawn(cmd: &mut Command, logs: &Path, name: &str) -> Bg {
+    pub(crate) fn spawn(cmd: &mut Command, logs: &Path, name: &str) -> Bg {
         let out = logs.join(format!("{name}.out"));
         let err = logs.join(format!("{name}.err"));
         let child = cmd
@@ -215,7 +215,7 @@ impl Bg {
         }
     }
 
-    fn done(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn done(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             self.status = self.child.try_wait().unwrap();
         }
@@ -223,7 +223,7 @@ impl Bg {
     }
 
     /// Waits up to `secs`; the exit code (`None`: still running, or a signal).
-    fn wait(&mut self, secs: u64) -> Option<i32> {
+    pub(crate) fn wait(&mut self, secs: u64) -> Option<i32> {
         let until = Instant::now() + Duration::from_secs(secs);
         while self.done().is_none() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
@@ -231,11 +231,11 @@ impl Bg {
         self.done().and_then(|s| s.code())
     }
 
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         fs::read_to_string(&self.err).unwrap_or_default()
     }
 
-    fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         fs::read_to_string(&self.out).unwrap_or_default()
     }
 }
@@ -281,7 +281,7 @@ impl Drop for Tmpfs {
     }
 }
 
-fn tournament_cmd() -> Command {
+pub(crate) fn tournament_cmd() -> Command {
     let mut c = Command::new(tournament_bin());
     c.env_remove("TOURNAMENT_LOG").env("NO_COLOR", "1");
     c
@@ -396,16 +396,16 @@ fn config(
 }
 
 /// games.jsonl as the server holds it.
-struct Results {
-    recs: Vec<GameRecord>,
+pub(crate) struct Results {
+    pub(crate) recs: Vec<GameRecord>,
     /// A last line without its newline.
-    partial: usize,
+    pub(crate) partial: usize,
     /// Complete lines that are not a game record.
-    bad: Vec<String>,
+    pub(crate) bad: Vec<String>,
 }
 
 impl Results {
-    fn read(path: &Path) -> Results {
+    pub(crate) fn read(path: &Path) -> Results {
         let bytes = fs::read(path).unwrap_or_default();
         let mut r = Results {
             recs: vec![],
@@ -434,7 +434,7 @@ impl Results {
         self.recs.iter().map(|r| r.id.clone()).collect()
     }
 
-    fn doubled(&self) -> Vec<String> {
+    pub(crate) fn doubled(&self) -> Vec<String> {
         let mut seen = BTreeSet::new();
         let mut twice = BTreeSet::new();
         for id in self.ids() {
@@ -445,7 +445,7 @@ impl Results {
         twice.into_iter().collect()
     }
 
-    fn not_normal(&self) -> Vec<String> {
+    pub(crate) fn not_normal(&self) -> Vec<String> {
         self.recs
             .iter()
             .filter(|r| r.reason != EndReason::Normal)
@@ -536,7 +536,7 @@ fn record_of(stdout: &str) -> GameRecord {
     serde_json::from_str(line).unwrap()
 }
 
-fn warnings(stderr: &str) -> Vec<String> {
+pub(crate) fn warnings(stderr: &str) -> Vec<String> {
     stderr
         .lines()
         .filter(|l| l.contains(" WARN ") || l.contains(" ERROR ") || l.starts_with("error"))

@@ -84,7 +84,9 @@ fn a_holder_killed_with_9_is_taken_over_at_once_on_the_same_machine() {
     assert!(err.contains("its process is gone"), "{err}");
 }
 
-fn foreign_owner(s: &Scratch, heartbeat: u64) {
+/// A lock of a referee on another machine; `stale_ms` 0 is a record of an
+/// older referee that did not say its stale period.
+fn foreign_owner(s: &Scratch, heartbeat: u64, stale_ms: u64) {
     let rec = OwnerRecord {
         token: "feedfacefeedface".into(),
         host: "some-other-machine".into(),
@@ -93,6 +95,7 @@ fn foreign_owner(s: &Scratch, heartbeat: u64) {
         heartbeat,
         board: "/mnt/share/board".into(),
         command: "tournament run".into(),
+        stale_ms,
     };
     fs::create_dir_all(s.join("board/REFEREE")).unwrap();
     fs::write(s.join("board/REFEREE/OWNER"), rec.encode()).unwrap();
@@ -101,7 +104,7 @@ fn foreign_owner(s: &Scratch, heartbeat: u64) {
 #[test]
 fn a_lock_of_another_host_is_taken_only_after_the_stale_period() {
     let s = Scratch::new();
-    foreign_owner(&s, 7);
+    foreign_owner(&s, 7, 0);
     let t0 = Instant::now();
     let out = s
         .cmd(&[
@@ -132,12 +135,156 @@ fn a_lock_of_another_host_is_taken_only_after_the_stale_period() {
         "{err}"
     );
     assert!(err.contains("some-other-machine"), "{err}");
+    assert!(
+        err.contains("(in 1.5 s: the holder recorded no stale-lock-ms; this referee's)"),
+        "{err}"
+    );
+}
+
+/// The time at the start of a console log line (`2026-…Z  WARN …`).
+fn logged_at(line: &str) -> std::time::SystemTime {
+    let stamp = line.split_whitespace().next().unwrap_or_default();
+    humantime::parse_rfc3339(stamp).unwrap_or_else(|e| panic!("no time in {line:?}: {e}"))
+}
+
+#[test]
+fn a_foreign_stale_lock_says_at_once_whom_it_waits_for_and_when_it_takes_over() {
+    let s = Scratch::new();
+    // The holder on the other machine was configured with 2.5 s; this
+    // referee's own 60 s must not apply to it.
+    foreign_owner(&s, 7, 2500);
+    let t0 = Instant::now();
+    let out = s
+        .cmd(&[
+            "play",
+            "--black",
+            "greedy",
+            "--white",
+            "random",
+            "--board",
+            "board",
+            "--size",
+            "4",
+            "--stale-lock-ms",
+            "60000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    assert_ok(&out);
+    assert!(
+        took >= Duration::from_millis(2500) && took < Duration::from_secs(60),
+        "took over after {took:?}: the holder's 2.5 s applies"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let waiting = err
+        .lines()
+        .find(|l| l.contains("is locked by"))
+        .unwrap_or_else(|| panic!("no line saying whom it waits for: {err}"));
+    for needle in [
+        "WARN",
+        "`tournament run` on host some-other-machine (pid 4242)",
+        "heartbeat #7",
+        "Waiting for that referee: if its heartbeat moves, this one stops",
+        "takes the board over at ",
+        "(in 2.5 s: the holder's stale-lock-ms)",
+    ] {
+        assert!(waiting.contains(needle), "`{needle}` missing: {waiting}");
+    }
+    let took_line = err
+        .lines()
+        .find(|l| l.contains("took over the board from a stale lock"))
+        .unwrap_or_else(|| panic!("no takeover: {err}"));
+    // Said at the start of the wait, not at its end; and the announced
+    // time is when it happened.
+    let (said, done) = (logged_at(waiting), logged_at(took_line));
+    let gap = done.duration_since(said).unwrap();
+    assert!(gap >= Duration::from_millis(2000), "said {gap:?} before");
+    let announced = waiting
+        .split("takes the board over at ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .map(|t| humantime::parse_rfc3339(t).unwrap())
+        .unwrap();
+    let off = announced
+        .duration_since(done)
+        .or_else(|e| Ok::<_, ()>(e.duration()))
+        .unwrap();
+    assert!(
+        off <= Duration::from_millis(1500),
+        "announced {announced:?}, took over {done:?}"
+    );
+}
+
+#[test]
+fn a_stale_holders_results_lock_is_not_waited_for_a_second_time() {
+    let s = Scratch::new();
+    // A referee on another machine died holding the board and the results.
+    foreign_owner(&s, 7, 2000);
+    let results_lock = s.join("results/lock/REFEREE");
+    fs::create_dir_all(&results_lock).unwrap();
+    let mut rec =
+        OwnerRecord::parse(&fs::read_to_string(s.join("board/REFEREE/OWNER")).unwrap()).unwrap();
+    rec.token = "0123456789abcdef".into();
+    fs::write(results_lock.join("OWNER"), rec.encode()).unwrap();
+    s.write(
+        "tournament.toml",
+        "[tournament]\nname = \"t\"\nsize = 4\n\n[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n\
+         [[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n",
+    );
+    let out = s.cmd(&["run"]).output().unwrap();
+    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("is locked by").count(),
+        1,
+        "one wait, for the board only: {err}"
+    );
+    assert!(
+        err.contains("(the same referee whose other lock just went stale)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn board_status_says_when_a_silent_holder_is_taken_over() {
+    let s = Scratch::new();
+    foreign_owner(&s, 7, 45_000);
+    let out = s
+        .cmd(&["board", "status", "--board", "board", "--watch-ms", "500"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("a referee started now takes it over at "),
+        "{text}"
+    );
+    assert!(
+        text.contains("if the heartbeat stays still (after 45.0 s: the holder's stale-lock-ms)"),
+        "{text}"
+    );
+    let at = text
+        .split("takes it over at ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .map(|t| humantime::parse_rfc3339(t).unwrap())
+        .unwrap();
+    let ahead = at
+        .duration_since(std::time::SystemTime::now())
+        .unwrap_or_default();
+    assert!(
+        ahead > Duration::from_secs(35) && ahead <= Duration::from_secs(46),
+        "{ahead:?} ahead: {text}"
+    );
 }
 
 #[test]
 fn a_live_foreign_heartbeat_is_refused_with_its_details() {
     let s = Scratch::new();
-    foreign_owner(&s, 1);
+    // Configured with 7 s on its machine; this referee's 3 s is not it.
+    foreign_owner(&s, 1, 7000);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let beat = {
         let (stop, path) = (Arc::clone(&stop), s.join("board/REFEREE/OWNER"));
@@ -177,6 +324,7 @@ fn a_live_foreign_heartbeat_is_refused_with_its_details() {
         "2026-01-01T00:00:00Z",
         "heartbeat #",
         "changed",
+        "taken over automatically once its heartbeat has not changed for 7 s (its stale-lock-ms)",
     ] {
         assert!(err.contains(needle), "`{needle}` missing: {err}");
     }
@@ -196,7 +344,7 @@ fn racing_breakers_never_both_win() {
     let mut single = 0;
     for round in 0..rounds {
         let s = Scratch::new();
-        foreign_owner(&s, round);
+        foreign_owner(&s, round, 0);
         let board = s.join("board");
         let gate = Arc::new(Barrier::new(racers));
         let base = Instant::now();
@@ -209,6 +357,7 @@ fn racing_breakers_never_both_win() {
                         stale: Duration::from_millis(1000),
                         flock: false,
                         command: "racer".into(),
+                        stale_holders: Vec::new(),
                     };
                     let lock = BoardLock::acquire(&board, &opts).ok()?;
                     let got = base.elapsed();

@@ -2,9 +2,12 @@
 //! real games, and the `tournament` command run as a user runs it.
 
 mod bots;
+mod by_hand;
 mod cheats;
+mod class_drive;
 mod faults;
 mod first_hour;
+mod fixed_length;
 mod fixture;
 mod hostile;
 mod hostile_board;
