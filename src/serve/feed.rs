@@ -621,6 +621,7 @@ mod tests {
             heartbeat: 3,
             board: dir.display().to_string(),
             command: "tournament run".into(),
+            stale_ms: 0,
         };
         std::fs::write(lock.join("OWNER"), record.encode()).unwrap();
     }

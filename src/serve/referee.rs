@@ -37,7 +37,8 @@ pub enum Referee {
 pub struct RefereeWatch {
     lock: PathBuf,
     this_host: String,
-    /// A heartbeat unchanged this long means its holder is gone.
+    /// A heartbeat unchanged this long means its holder is gone, unless
+    /// the holder recorded its own period (`stale_ms`).
     stale: Duration,
     /// The last (token, heartbeat) seen from another machine, and when
     /// (on our clock) it was first seen.
@@ -74,6 +75,7 @@ impl RefereeWatch {
                 Referee::Gone
             };
         }
+        let stale = owner.stale_period(self.stale);
         let beat = (owner.token, owner.heartbeat);
         let since = match &self.last_beat {
             Some((seen, at)) if *seen == beat => *at,
@@ -83,7 +85,7 @@ impl RefereeWatch {
                 now
             }
         };
-        if since.elapsed() < self.stale {
+        if since.elapsed() < stale {
             Referee::Running
         } else {
             Referee::Gone
@@ -107,6 +109,7 @@ mod tests {
             heartbeat,
             board: results.join(LOCK_DIR).display().to_string(),
             command: "tournament run".into(),
+            stale_ms: 0,
         };
         std::fs::write(dir.join("OWNER"), record.encode()).unwrap();
     }
