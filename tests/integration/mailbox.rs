@@ -421,8 +421,8 @@ end
 #[test]
 fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
     use tournament::game::{board_string, parse_move, replay_transcript, Move, Position};
-    if Command::new("ruby").arg("-v").output().is_err() {
-        panic!("ruby is needed for this test (apt-get install ruby)");
+    if !crate::needs::have(&[crate::needs::RUBY]) {
+        return;
     }
     let s = Scratch::new();
     let script = s.write("bot.rb", RUBY_BOT);

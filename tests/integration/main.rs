@@ -10,6 +10,7 @@ mod hostile;
 mod hostile_board;
 mod live_page;
 mod mailbox;
+mod needs;
 mod records;
 mod referee;
 mod rules;
