@@ -25,14 +25,16 @@ use rand::SeedableRng;
 use crate::builtin::Strategy;
 use crate::error::HarnessError;
 use crate::game::{
-    board_string, move_name, parse_board_string, parse_move, replay_transcript, square_name, Color,
-    IllegalMove, Move, Position, Square,
+    move_name, parse_move, replay_transcript, square_name, Color, IllegalMove, Move, Position,
+    Square,
 };
 use crate::mailbox::{
     read_limited, AnswerError, Decoded, Message, Pending, ReadOutcome, IN_FILE, MAX_MESSAGE_BYTES,
     OUT_FILE, REFEREE,
 };
 use crate::player::{Instance, GRACE, LIBRARY_FALLBACK};
+use crate::protocol::{Reply, Request, Verb};
+use crate::record::EndReason;
 
 /// Exchanges without a usable answer after which checking stops.
 pub const MAX_BROKEN: u32 = 3;
@@ -218,28 +220,6 @@ struct Stats {
     slowest_other: Option<(u64, String)>,
 }
 
-/// What a message is, for limits and hints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    New,
-    Turn,
-    Illegal,
-    End,
-    Unknown,
-}
-
-impl Kind {
-    fn of(text: &str) -> Kind {
-        match text.split(' ').next().unwrap_or("") {
-            "NEW" => Kind::New,
-            "TURN" => Kind::Turn,
-            "ILLEGAL" => Kind::Illegal,
-            "END" => Kind::End,
-            _ => Kind::Unknown,
-        }
-    }
-}
-
 /// A usable answer.
 struct Answer {
     text: String,
@@ -310,7 +290,7 @@ struct Run<'a> {
     /// Exchanges that ended without a usable answer and needed a restart.
     broken: u32,
     /// The NEW of the game in progress, sent again after a restart.
-    game_new: Option<String>,
+    game_new: Option<Request>,
     /// The last exchange was END → BYE (the bot may exit now).
     after_bye: bool,
     /// out.txt as it was after the last usable answer.
@@ -318,7 +298,7 @@ struct Run<'a> {
     answered_any: bool,
     stats: Stats,
     /// Every TURN sent (seq, text), to judge the choices a library overrode.
-    turns_sent: Vec<(u64, String)>,
+    turns_sent: Vec<(u64, Request)>,
 }
 
 /// A readable form of bytes from a move file.
@@ -386,12 +366,10 @@ fn legal_here(pos: &Position) -> String {
 
 /// The position a TURN text describes.
 fn turn_position(text: &str) -> Option<Position> {
-    let words: Vec<&str> = text.split(' ').collect();
-    let color = match words.get(1)? {
-        &"white" => Color::White,
-        _ => Color::Black,
-    };
-    parse_board_string(words.get(2)?, color).ok()
+    match Request::decode(text) {
+        Ok(Request::Turn { pos, .. }) => Some(pos),
+        _ => None,
+    }
 }
 
 /// Judges a move answer in `pos`: `Ok(move)` if legal, else what is wrong
@@ -516,11 +494,10 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
 
 /// The position a transcript leads to from the start of `size`, and its
 /// last move (`none` if empty).
-pub fn scripted(size: u8, transcript: &str) -> (Position, String) {
+pub fn scripted(size: u8, transcript: &str) -> (Position, Option<Move>) {
     let (moves, pos) =
         replay_transcript(Position::start(size), transcript).expect("scripted transcripts replay");
-    let last = moves.last().map_or("none".to_string(), |m| move_name(*m));
-    (pos, last)
+    (pos, moves.last().copied())
 }
 
 impl Run<'_> {
@@ -534,9 +511,9 @@ impl Run<'_> {
         self.report.steps.push(step);
     }
 
-    fn limit_for(&self, kind: Kind) -> u64 {
+    fn limit_for(&self, kind: Verb) -> u64 {
         match kind {
-            Kind::New => self.opts.startup_ms,
+            Verb::New => self.opts.startup_ms,
             _ => self.opts.move_ms,
         }
     }
@@ -586,12 +563,13 @@ impl Run<'_> {
             .prepare(self.span.clone())
             .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))?;
         if let Some(new) = self.game_new.clone() {
+            let new = new.encode();
             let seq = self.send(&new)?;
             match self
                 .inst
                 .wait(Instant::now() + Duration::from_millis(self.opts.startup_ms))
             {
-                Ok(a) if a.eq_ignore_ascii_case("READY") => {}
+                Ok(a) if Reply::decode(&a, 8) == Ok(Reply::Ready) => {}
                 other => {
                     let got = match other {
                         Ok(a) => format!("{a:?}"),
@@ -620,26 +598,27 @@ impl Run<'_> {
     /// Sends `text` and waits for a usable answer. `Err` says what went
     /// wrong; after an unanswered message the bot has been restarted (or
     /// checking stopped).
-    fn ask(&mut self, text: &str) -> Result<Result<Answer, Problem>, HarnessError> {
-        let kind = Kind::of(text);
+    fn ask(&mut self, request: &Request) -> Result<Result<Answer, Problem>, HarnessError> {
+        let kind = request.verb();
+        let text = &request.encode();
         let limit = self.limit_for(kind);
         // A bot may exit after BYE; the referee then starts it again.
         if let Some(info) = self.inst.exit_info() {
-            if self.after_bye && kind == Kind::New {
+            if self.after_bye && kind == Verb::New {
                 self.restart_after_bye(&info.to_string())?;
             } else {
                 let p = self.exit_problem(format!("(before {text})"), info.to_string());
                 return Ok(Err(p));
             }
         }
-        if kind == Kind::New {
-            self.game_new = Some(text.to_string());
+        if kind == Verb::New {
+            self.game_new = Some(request.clone());
         }
         let mut seq = self.send(text)?;
         let mut t0 = Instant::now();
         let mut result = self.inst.wait(t0 + Duration::from_millis(limit));
         if let Err(AnswerError::Aborted(_)) = &result {
-            if self.after_bye && kind == Kind::New {
+            if self.after_bye && kind == Verb::New {
                 let info = self.inst.exit_info().map_or("?".into(), |i| i.to_string());
                 self.restart_after_bye(&info)?;
                 seq = self.send(text)?;
@@ -648,13 +627,13 @@ impl Run<'_> {
             }
         }
         self.after_bye = false;
-        if kind == Kind::Turn {
-            self.turns_sent.push((seq, text.to_string()));
+        if kind == Verb::Turn {
+            self.turns_sent.push((seq, request.clone()));
         }
         let mut late = false;
         if let Err(AnswerError::Timeout { pending }) = &result {
             let partial = matches!(pending, Pending::Partial(_));
-            if kind != Kind::New && !partial && !self.wrong_seq_written(seq) {
+            if kind != Verb::New && !partial && !self.wrong_seq_written(seq) {
                 let extra = Duration::from_millis(limit).min(LATE_GRACE);
                 result = self.inst.wait(t0 + Duration::from_millis(limit) + extra);
                 late = result.is_ok();
@@ -678,7 +657,7 @@ impl Run<'_> {
                 }
                 self.last_raw = raw;
                 let what = text.split(' ').next().unwrap_or("").to_string();
-                let slot = if kind == Kind::New {
+                let slot = if kind == Verb::New {
                     &mut self.stats.slowest_ready
                 } else {
                     &mut self.stats.slowest_other
@@ -694,7 +673,7 @@ impl Run<'_> {
                         hint: format!(
                             "a real game forfeits this; answer within the time ({}), and poll \
                              in.txt every few milliseconds, not seconds",
-                            if kind == Kind::Turn {
+                            if kind == Verb::Turn {
                                 "the last word of TURN"
                             } else {
                                 "move-ms"
@@ -727,7 +706,7 @@ impl Run<'_> {
                         self.inst.stop(GRACE);
                         self.report.stopped = Some(format!("the mailbox became unusable: {e}"));
                     }
-                    AnswerError::Timeout { .. } if kind == Kind::New && !self.answered_any => {
+                    AnswerError::Timeout { .. } if kind == Verb::New && !self.answered_any => {
                         self.inst.stop(GRACE);
                         self.report.stopped =
                             Some("the bot never answered its first NEW".to_string());
@@ -789,7 +768,7 @@ impl Run<'_> {
     fn describe_failure(
         &mut self,
         err: &AnswerError,
-        kind: Kind,
+        kind: Verb,
         seq: u64,
         text: &str,
         ms: u64,
@@ -797,10 +776,8 @@ impl Run<'_> {
         let sent = sent_line(seq, text);
         let id = self.inst.id().to_string();
         let expected = match kind {
-            Kind::New => "READY".to_string(),
-            Kind::Turn => turn_position(text).map_or("a move".to_string(), |p| legal_words(&p)),
-            Kind::Illegal | Kind::Unknown => "OK".to_string(),
-            Kind::End => "BYE".to_string(),
+            Verb::Turn => turn_position(text).map_or("a move".to_string(), |p| legal_words(&p)),
+            other => other.expected_reply().to_string(),
         };
         let raw = self.raw_out();
         let decoded = raw.as_deref().map(Message::decode);
@@ -847,17 +824,17 @@ impl Run<'_> {
                     )
                 } else {
                     match kind {
-                        Kind::New => format!(
+                        Verb::New => format!(
                             "after BYE keep reading in.txt: the next game's NEW comes with the \
                              next seq ({seq}); notice a new message by line 3 changing (compare \
                              as text: different, not bigger)"
                         ),
-                        Kind::Turn => "answer every TURN within its time (the last word of \
+                        Verb::Turn => "answer every TURN within its time (the last word of \
                                        TURN, in ms) with a square or pass"
                             .to_string(),
-                        Kind::Illegal => "answer ILLEGAL with OK; a new TURN follows".to_string(),
-                        Kind::End => "answer END with BYE, then wait for the next NEW".to_string(),
-                        Kind::Unknown => "answer OK to any message you do not know: later \
+                        Verb::Illegal => "answer ILLEGAL with OK; a new TURN follows".to_string(),
+                        Verb::End => "answer END with BYE, then wait for the next NEW".to_string(),
+                        Verb::Other => "answer OK to any message you do not know: later \
                                           referees may send new kinds"
                             .to_string(),
                     }
@@ -946,36 +923,40 @@ impl Run<'_> {
         }
     }
 
-    /// Asks `text` and expects the one word `word` (any case).
+    /// Asks `request` and expects the reply `want` (READY, OK or BYE, any case).
     fn expect_word(
         &mut self,
         b: &mut StepBuilder,
-        text: &str,
-        word: &str,
+        request: &Request,
+        want: Reply,
     ) -> Result<bool, HarnessError> {
-        match self.ask(text)? {
+        let text = &request.encode();
+        let word = want.encode();
+        match self.ask(request)? {
             Err(p) => {
                 b.fail(p);
                 Ok(false)
             }
             Ok(a) => {
                 let a = b.took(a);
-                if a.text.eq_ignore_ascii_case(word) {
+                if Reply::decode(&a.text, 8) == Ok(want) {
                     b.note(format!("{} to seq {} in {} ms", a.text, a.seq, a.ms));
                     Ok(true)
                 } else {
-                    let hint = match word {
-                        "READY" => "answer NEW with READY (and nothing else on line 4)".to_string(),
-                        "OK" if Kind::of(text) == Kind::Illegal => {
+                    let hint = match (want, request.verb()) {
+                        (Reply::Ready, _) => {
+                            "answer NEW with READY (and nothing else on line 4)".to_string()
+                        }
+                        (Reply::Ok, Verb::Illegal) => {
                             "answer ILLEGAL with OK; a fresh TURN follows".to_string()
                         }
-                        "OK" => "answer OK to any message you do not know".to_string(),
-                        "BYE" => "answer END with BYE".to_string(),
+                        (Reply::Ok, _) => "answer OK to any message you do not know".to_string(),
+                        (Reply::Bye, _) => "answer END with BYE".to_string(),
                         _ => format!("answer {word}"),
                     };
                     b.fail(Problem {
                         sent: sent_line(a.seq, text),
-                        expected: word.to_string(),
+                        expected: word.clone(),
                         got: format!("{:?}", a.text),
                         hint,
                         extra: vec![],
@@ -986,13 +967,8 @@ impl Run<'_> {
         }
     }
 
-    fn turn_text(&self, pos: &Position, last: &str) -> String {
-        format!(
-            "TURN {} {} {last} {}",
-            pos.to_move(),
-            board_string(pos),
-            self.opts.move_ms
-        )
+    fn turn(&self, pos: &Position, last: Option<Move>) -> Request {
+        Request::turn(pos, last, self.opts.move_ms)
     }
 
     /// Sends TURN for `pos` and judges the answer: a legal move (or pass
@@ -1001,10 +977,11 @@ impl Run<'_> {
         &mut self,
         b: &mut StepBuilder,
         pos: &Position,
-        last: &str,
+        last: Option<Move>,
     ) -> Result<Option<Move>, HarnessError> {
-        let text = self.turn_text(pos, last);
-        let a = match self.ask(&text)? {
+        let turn = self.turn(pos, last);
+        let text = turn.encode();
+        let a = match self.ask(&turn)? {
             Err(p) => {
                 b.fail(p);
                 return Ok(None);
@@ -1029,25 +1006,32 @@ impl Run<'_> {
         }
     }
 
-    fn end_text(pos: &Position) -> String {
+    fn end(pos: &Position) -> Request {
         let wof = pos.discs_wof();
-        let winner = match wof.winner() {
-            Some(c) => c.name(),
-            None => "draw",
-        };
-        format!("END {winner} {} {} normal", wof.black, wof.white)
+        Request::End {
+            winner: wof.winner(),
+            black: wof.black,
+            white: wof.white,
+            reason: EndReason::Normal.to_string(),
+        }
     }
 
     /// END → BYE inside a step; marks that the bot may exit now.
     fn end_game(&mut self, b: &mut StepBuilder, pos: &Position) -> Result<bool, HarnessError> {
         self.game_new = None;
-        let ok = self.expect_word(b, &Self::end_text(pos), "BYE")?;
+        let ok = self.expect_word(b, &Self::end(pos), Reply::Bye)?;
         self.after_bye = ok;
         Ok(ok)
     }
 
-    fn new_text(&self, game: &str, color: Color, size: u8) -> String {
-        format!("NEW {game} {color} {OPPONENT} {size} {}", self.opts.move_ms)
+    fn new_game(&self, game: &str, color: Color, size: u8) -> Request {
+        Request::New {
+            game: game.to_string(),
+            color,
+            opponent: OPPONENT.to_string(),
+            size,
+            move_ms: self.opts.move_ms,
+        }
     }
 
     fn script(&mut self) -> Result<(), HarnessError> {
@@ -1077,23 +1061,26 @@ impl Run<'_> {
 
     fn step_new(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("NEW → READY within the start-up time (8×8, black)");
-        let text = self.new_text("check-1", Color::Black, 8);
-        self.expect_word(&mut b, &text, "READY")?;
+        let new = self.new_game("check-1", Color::Black, 8);
+        self.expect_word(&mut b, &new, Reply::Ready)?;
         self.finish(b);
         Ok(())
     }
 
     fn step_start(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("TURN from the 8×8 start → a legal move");
-        self.expect_move(&mut b, &Position::start(8), "none")?;
+        self.expect_move(&mut b, &Position::start(8), None)?;
         self.finish(b);
         Ok(())
     }
 
     fn step_illegal(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("ILLEGAL → OK, then the new TURN → a legal move");
-        if self.expect_word(&mut b, "ILLEGAL no-flips", "OK")? {
-            self.expect_move(&mut b, &Position::start(8), "none")?;
+        let illegal = Request::Illegal {
+            reason: EndReason::NoFlips.to_string(),
+        };
+        if self.expect_word(&mut b, &illegal, Reply::Ok)? {
+            self.expect_move(&mut b, &Position::start(8), None)?;
         }
         self.finish(b);
         Ok(())
@@ -1102,7 +1089,8 @@ impl Run<'_> {
     fn step_unknown(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("unknown message kind (PING) → OK");
         b.warn_only = true;
-        self.expect_word(&mut b, "PING check-bot", "OK")?;
+        let ping = Request::Other("PING check-bot".to_string());
+        self.expect_word(&mut b, &ping, Reply::Ok)?;
         self.finish(b);
         Ok(())
     }
@@ -1113,7 +1101,7 @@ impl Run<'_> {
         let mut b = StepBuilder::new(format!(
             "TURN with exactly one legal move → that move ({only})"
         ));
-        self.expect_move(&mut b, &pos, &last)?;
+        self.expect_move(&mut b, &pos, last)?;
         self.finish(b);
         Ok(())
     }
@@ -1122,7 +1110,7 @@ impl Run<'_> {
         let (pos, _) = scripted(8, WHITE_PASSES);
         let pos = pos.pass_unchecked();
         let mut b = StepBuilder::new("TURN whose <last> is pass → a legal move");
-        self.expect_move(&mut b, &pos, "pass")?;
+        self.expect_move(&mut b, &pos, Some(Move::Pass))?;
         self.finish(b);
         Ok(())
     }
@@ -1130,7 +1118,7 @@ impl Run<'_> {
     fn step_ask_pass(&mut self) -> Result<(), HarnessError> {
         let (pos, last) = scripted(8, BLACK_MUST_PASS);
         let mut b = StepBuilder::new("TURN without a legal move (ask-pass) → pass");
-        self.expect_move(&mut b, &pos, &last)?;
+        self.expect_move(&mut b, &pos, last)?;
         self.finish(b);
         Ok(())
     }
@@ -1149,13 +1137,13 @@ impl Run<'_> {
              END → BYE",
         );
         let before = self.inst.starts();
-        let text = self.new_text("check-2", Color::White, 6);
-        if self.expect_word(&mut b, &text, "READY")? {
+        let new = self.new_game("check-2", Color::White, 6);
+        if self.expect_word(&mut b, &new, Reply::Ready)? {
             if self.inst.starts() > before {
                 b.note("the bot had exited after BYE (allowed) and was started again");
             }
             let (pos, last) = scripted(6, SIX);
-            if self.expect_move(&mut b, &pos, &last)?.is_some() {
+            if self.expect_move(&mut b, &pos, last)?.is_some() {
                 self.end_game(&mut b, &pos)?;
             }
         }
@@ -1165,10 +1153,10 @@ impl Run<'_> {
 
     fn step_four(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("4×4 as black: NEW → READY, TURN → a legal move, END → BYE");
-        let text = self.new_text("check-3", Color::Black, 4);
-        if self.expect_word(&mut b, &text, "READY")? {
+        let new = self.new_game("check-3", Color::Black, 4);
+        if self.expect_word(&mut b, &new, Reply::Ready)? {
             let (pos, last) = scripted(4, FOUR);
-            if self.expect_move(&mut b, &pos, &last)?.is_some() {
+            if self.expect_move(&mut b, &pos, last)?.is_some() {
                 self.end_game(&mut b, &pos)?;
             }
         }
@@ -1180,12 +1168,12 @@ impl Run<'_> {
         let mut b = StepBuilder::new(format!(
             "a complete 4×4 game as white against the built-in {OPPONENT}"
         ));
-        let text = self.new_text("check-4", Color::White, 4);
-        if self.expect_word(&mut b, &text, "READY")? {
+        let new = self.new_game("check-4", Color::White, 4);
+        if self.expect_word(&mut b, &new, Reply::Ready)? {
             b.summary.clear();
             let mut rng = rand::rngs::StdRng::seed_from_u64(self.opts.seed);
             let mut pos = Position::start(4);
-            let mut last = "none".to_string();
+            let mut last = None;
             let mut moves = vec![];
             let mut ok = true;
             let (mut late_seen, mut late_more) = (false, 0);
@@ -1197,12 +1185,12 @@ impl Run<'_> {
                         Move::Pass // the referee passes for a bot without a move
                     };
                     pos = pos.play(mv).expect("the built-in plays legal moves").0;
-                    last = move_name(mv);
+                    last = Some(mv);
                     moves.push(mv);
                     continue;
                 }
                 let mut turn = StepBuilder::new("");
-                let answer = self.expect_move(&mut turn, &pos, &last)?;
+                let answer = self.expect_move(&mut turn, &pos, last)?;
                 for p in turn.problems {
                     // Show the first late answer; count the others.
                     if p.expected.starts_with(LATE_EXPECTED) && late_seen {
@@ -1215,7 +1203,7 @@ impl Run<'_> {
                 match answer {
                     Some(mv) => {
                         pos = pos.play(mv).expect("judged legal").0;
-                        last = move_name(mv);
+                        last = Some(mv);
                         moves.push(mv);
                     }
                     None => {
@@ -1226,7 +1214,7 @@ impl Run<'_> {
             }
             let played: String = crate::game::transcript(&moves);
             let mut summary = if ok {
-                let end = Self::end_text(&pos);
+                let end = Self::end(&pos);
                 let bye = self.end_game(&mut b, &pos)?;
                 format!("{played}, then {end}{}", if bye { " → BYE" } else { "" })
             } else {
@@ -1276,7 +1264,7 @@ impl Run<'_> {
                         .iter()
                         .rev()
                         .find(|(s, _)| *s == q)
-                        .map(|(_, t)| t.clone())
+                        .map(|(_, t)| t.encode())
                 });
                 b.fail(self.fallback_problem(line, &what, turn.as_deref(), n));
             }
@@ -1466,7 +1454,7 @@ mod tests {
         let (one, last) = scripted(8, ONE_MOVE);
         assert_eq!(one.to_move(), Color::Black);
         assert_eq!(names(&one), ["c8"]);
-        assert_eq!(last, "h6");
+        assert_eq!(last.map(move_name).as_deref(), Some("h6"));
 
         let (before, _) = scripted(8, WHITE_PASSES);
         assert_eq!(before.to_move(), Color::White);
@@ -1477,19 +1465,19 @@ mod tests {
         let (stuck, last) = scripted(8, BLACK_MUST_PASS);
         assert_eq!(stuck.to_move(), Color::Black);
         assert!(stuck.must_pass(), "black has no move, the game goes on");
-        assert_eq!(last, "f8");
+        assert_eq!(last.map(move_name).as_deref(), Some("f8"));
 
         let (six, last) = scripted(6, SIX);
         assert_eq!(
-            (six.size(), six.to_move(), last.as_str()),
-            (6, Color::White, "b6")
+            (six.size(), six.to_move(), last.map(move_name).as_deref()),
+            (6, Color::White, Some("b6"))
         );
         assert!(names(&six).len() > 1);
 
         let (four, last) = scripted(4, FOUR);
         assert_eq!(
-            (four.size(), four.to_move(), last.as_str()),
-            (4, Color::Black, "a1")
+            (four.size(), four.to_move(), last.map(move_name).as_deref()),
+            (4, Color::Black, Some("a1"))
         );
         assert!(names(&four).len() > 1);
     }

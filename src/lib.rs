@@ -15,6 +15,7 @@ pub mod interrupt;
 pub mod logging;
 pub mod mailbox;
 pub mod player;
+pub mod protocol;
 pub mod rating;
 pub mod record;
 pub mod referee;

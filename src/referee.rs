@@ -17,6 +17,7 @@ use crate::game::{
 };
 use crate::mailbox::{AnswerError, BoardLock, Pending};
 use crate::player::{Instance, Restart, GRACE};
+use crate::protocol::{Reply, Request};
 use crate::record::{DiscCount, EndReason, Forfeit, GameRecord, MoveRecord, Winner};
 
 /// How much time a bot gets.
@@ -147,7 +148,7 @@ pub fn play_game(
         moves: Vec::new(),
         time_used: [0, 0],
         bank_left: [spec.time.bank_ms.unwrap_or(0); 2],
-        last: "none".to_string(),
+        last: None,
     };
     {
         let mut p = Position::start(spec.size);
@@ -160,7 +161,7 @@ pub fn play_game(
                 auto: false,
             });
             p = p.play(*mv).expect("replayed").0;
-            game.last = move_name(*mv);
+            game.last = Some(*mv);
         }
     }
     let mut sides = [
@@ -187,7 +188,8 @@ struct Game<'a> {
     moves: Vec<MoveRecord>,
     time_used: [u64; 2],
     bank_left: [u64; 2],
-    last: String,
+    /// The last move played (`None` before the first).
+    last: Option<Move>,
 }
 
 impl Game<'_> {
@@ -198,9 +200,9 @@ impl Game<'_> {
         }
     }
 
-    fn send(&self, side: &mut Side<'_>, text: &str) -> Result<Option<Lost>, HarnessError> {
+    fn send(&self, side: &mut Side<'_>, request: &Request) -> Result<Option<Lost>, HarnessError> {
         self.check_lock()?;
-        match side.inst.send(text) {
+        match side.inst.send(&request.encode()) {
             Ok(_) => Ok(None),
             Err(AnswerError::Io(e)) => {
                 // Refused because the board was lost meanwhile, or the drive failed.
@@ -267,15 +269,12 @@ impl Game<'_> {
             sides[0].inst.spec().name.clone(),
             sides[1].inst.spec().name.clone(),
         ];
-        let new_text = |i: usize, color: Color| {
-            format!(
-                "NEW {} {} {} {} {}",
-                spec.id,
-                color,
-                names[1 - i],
-                spec.size,
-                spec.time.move_ms
-            )
+        let new_text = |i: usize, color: Color| Request::New {
+            game: spec.id.clone(),
+            color,
+            opponent: names[1 - i].clone(),
+            size: spec.size,
+            move_ms: spec.time.move_ms,
         };
         let mut sent_at = [Instant::now(); 2];
         for (i, side) in sides.iter_mut().enumerate() {
@@ -369,7 +368,7 @@ impl Game<'_> {
                 .wait(sent_at + Duration::from_millis(self.spec.time.startup_ms))
         };
         Ok(match answer {
-            Ok(text) if text.eq_ignore_ascii_case("READY") => None,
+            Ok(text) if Reply::decode(&text, self.spec.size) == Ok(Reply::Ready) => None,
             Ok(text) => Some(Lost {
                 color: side.color,
                 reason: EndReason::WrongAnswer,
@@ -388,7 +387,7 @@ impl Game<'_> {
             auto,
         });
         self.pos = self.pos.pass_unchecked();
-        self.last = "pass".into();
+        self.last = Some(Move::Pass);
         let board = board_string(&self.pos);
         self.sink.emit(&Event::Pass {
             id: &self.spec.id,
@@ -406,15 +405,9 @@ impl Game<'_> {
         let mut retries = spec.rules.max_retries;
         loop {
             let allowed = spec.time.move_ms + self.bank_left[color.index()];
-            let text = format!(
-                "TURN {} {} {} {}",
-                color,
-                board_string(&self.pos),
-                self.last,
-                allowed
-            );
+            let turn = Request::turn(&self.pos, self.last, allowed);
             let t0 = Instant::now();
-            if let Some(lost) = self.send(side, &text)? {
+            if let Some(lost) = self.send(side, &turn)? {
                 return Ok(Some(lost));
             }
             let answer = side.inst.wait(t0 + Duration::from_millis(allowed));
@@ -428,14 +421,16 @@ impl Game<'_> {
                 let over = ms - spec.time.move_ms;
                 self.bank_left[color.index()] = self.bank_left[color.index()].saturating_sub(over);
             }
-            let verdict = parse_move(&answer, spec.size)
-                .map_err(|_| (EndReason::Unparseable, "not a square or `pass`".to_string()))
-                .and_then(|mv| {
-                    self.pos
-                        .check(mv)
-                        .map(|()| mv)
-                        .map_err(|why| (illegal_reason(why), why.to_string()))
-                });
+            let verdict = match Reply::decode(&answer, spec.size) {
+                Ok(Reply::Move(mv)) => Ok(mv),
+                _ => Err((EndReason::Unparseable, "not a square or `pass`".to_string())),
+            }
+            .and_then(|mv| {
+                self.pos
+                    .check(mv)
+                    .map(|()| mv)
+                    .map_err(|why| (illegal_reason(why), why.to_string()))
+            });
             match verdict {
                 Ok(Move::Pass) => {
                     self.record_pass(color, false, ms);
@@ -464,7 +459,7 @@ impl Game<'_> {
                         white: d.white,
                         board: &board,
                     });
-                    self.last = name;
+                    self.last = Some(Move::Play(sq));
                     return Ok(None);
                 }
                 Err((reason, why)) => {
@@ -485,14 +480,17 @@ impl Game<'_> {
                         retries_left: retries,
                     });
                     let t1 = Instant::now();
-                    if let Some(lost) = self.send(side, &format!("ILLEGAL {reason}"))? {
+                    let illegal = Request::Illegal {
+                        reason: reason.to_string(),
+                    };
+                    if let Some(lost) = self.send(side, &illegal)? {
                         return Ok(Some(lost));
                     }
                     match side
                         .inst
                         .wait(t1 + Duration::from_millis(spec.time.move_ms))
                     {
-                        Ok(ok) if ok.eq_ignore_ascii_case("OK") => {}
+                        Ok(ok) if Reply::decode(&ok, spec.size) == Ok(Reply::Ok) => {}
                         Ok(other) => {
                             return Ok(Some(Lost {
                                 color,
@@ -562,13 +560,16 @@ impl Game<'_> {
                 )
             }
         };
-        let end = format!(
-            "END {} {} {} {}",
-            result.name(),
-            wof.black,
-            wof.white,
-            reason
-        );
+        let end = Request::End {
+            winner: match result {
+                Winner::Black => Some(Color::Black),
+                Winner::White => Some(Color::White),
+                Winner::Draw => None,
+            },
+            black: wof.black,
+            white: wof.white,
+            reason: reason.to_string(),
+        };
         let forfeiter = lost.as_ref().map(|l| l.color);
         let mut sent = [false; 2];
         for side in sides.iter_mut() {
@@ -591,7 +592,7 @@ impl Game<'_> {
                 continue;
             }
             match side.inst.wait(bye_deadline) {
-                Ok(t) if t.eq_ignore_ascii_case("BYE") => {}
+                Ok(t) if Reply::decode(&t, spec.size) == Ok(Reply::Bye) => {}
                 Ok(t) => {
                     tracing::warn!(
                         bot = side.inst.id(),
