@@ -107,6 +107,7 @@ pub fn new_text(game: &str) -> String {
 pub fn handoff(root: &Path, moves: usize) -> anyhow::Result<Handoff> {
     let scratch = Scratch::new(root, "handoff")?;
     let board = scratch.path().join("board");
+    std::fs::create_dir_all(&board)?;
     let spec = Arc::new(PlayerSpec::builtin("random", 1));
     let mut bot = Instance::new(spec, &board, 1).context("opening the mailbox")?;
     bot.prepare(tracing::Span::none())
