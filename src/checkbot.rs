@@ -35,6 +35,7 @@ use crate::mailbox::{
 use crate::player::{Instance, GRACE, LIBRARY_FALLBACK};
 use crate::protocol::{Reply, Request, Verb};
 use crate::record::EndReason;
+use crate::referee::seat::{self, MailboxSeat, Seat, SendError};
 
 /// Exchanges without a usable answer after which checking stops.
 pub const MAX_BROKEN: u32 = 3;
@@ -563,8 +564,8 @@ impl Run<'_> {
             .prepare(self.span.clone())
             .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))?;
         if let Some(new) = self.game_new.clone() {
-            let new = new.encode();
             let seq = self.send(&new)?;
+            let new = new.encode();
             match self
                 .inst
                 .wait(Instant::now() + Duration::from_millis(self.opts.startup_ms))
@@ -585,14 +586,19 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn send(&mut self, text: &str) -> Result<u64, HarnessError> {
-        self.inst.send(text).map_err(|e| match e {
-            AnswerError::Io(e) => HarnessError::BoardUnwritable(e),
-            // Only the bot can have put a link there.
-            other => HarnessError::BotNoncompliant(format!(
-                "cannot write in.txt: {other}; bots never create, rename or link files"
-            )),
-        })
+    /// Sends through the referee's seat, so a failure is sorted as under
+    /// the referee: the board's is the harness's, anything else the bot's.
+    fn send(&mut self, request: &Request) -> Result<u64, HarnessError> {
+        MailboxSeat::new(self.inst, None)
+            .send(request)
+            .map_err(|e| match e {
+                SendError::Harness(e) => e,
+                // Only the bot can have put a link there.
+                SendError::Refused(why) => HarnessError::BotNoncompliant(format!(
+                    "cannot write in.txt: {why}; bots never create, rename or link files"
+                )),
+            })?;
+        Ok(self.inst.seq())
     }
 
     /// Sends `text` and waits for a usable answer. `Err` says what went
@@ -614,14 +620,14 @@ impl Run<'_> {
         if kind == Verb::New {
             self.game_new = Some(request.clone());
         }
-        let mut seq = self.send(text)?;
+        let mut seq = self.send(request)?;
         let mut t0 = Instant::now();
         let mut result = self.inst.wait(t0 + Duration::from_millis(limit));
         if let Err(AnswerError::Aborted(_)) = &result {
             if self.after_bye && kind == Verb::New {
                 let info = self.inst.exit_info().map_or("?".into(), |i| i.to_string());
                 self.restart_after_bye(&info)?;
-                seq = self.send(text)?;
+                seq = self.send(request)?;
                 t0 = Instant::now();
                 result = self.inst.wait(t0 + Duration::from_millis(limit));
             }
@@ -726,15 +732,13 @@ impl Run<'_> {
         }
     }
 
+    /// The referee's rule: a bot gone after its last BYE is started again.
     fn restart_after_bye(&mut self, info: &str) -> Result<(), HarnessError> {
         tracing::debug!("the bot exited after BYE ({info}); starting it again");
-        self.inst.stop(Duration::ZERO);
         self.last_raw = None;
         self.after_bye = false;
-        self.inst
-            .prepare(self.span.clone())
-            .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))?;
-        Ok(())
+        seat::restart(&mut MailboxSeat::new(self.inst, None), self.span.clone())
+            .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))
     }
 
     /// True if out.txt holds a complete answer, written since the last

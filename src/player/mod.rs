@@ -113,6 +113,11 @@ impl Instance {
         &self.mailbox
     }
 
+    /// The seq of the last message written to the bot.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
     /// How many times a process was started for this instance.
     pub fn starts(&self) -> u32 {
         self.starts
