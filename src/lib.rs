@@ -14,6 +14,7 @@ pub mod input_file;
 pub mod interrupt;
 pub mod logging;
 pub mod mailbox;
+pub mod pid;
 pub mod player;
 pub mod protocol;
 pub mod rating;

@@ -253,8 +253,8 @@ fn remove_lock_folder(board: &Path, name: &str) {
 /// since does not count).
 fn holder_alive(o: &OwnerRecord) -> bool {
     match humantime::parse_rfc3339_weak(&o.started) {
-        Ok(t) => crate::player::process::pid_alive_since(o.pid, t),
-        Err(_) => crate::player::process::pid_alive(o.pid),
+        Ok(t) => crate::pid::pid_alive_since(o.pid, t),
+        Err(_) => crate::pid::pid_alive(o.pid),
     }
 }
 
