@@ -29,8 +29,8 @@ use crate::game::{
     Square,
 };
 use crate::mailbox::{
-    read_limited, AnswerError, Decoded, Message, Pending, ReadOutcome, IN_FILE, MAX_MESSAGE_BYTES,
-    OUT_FILE, REFEREE,
+    read_limited, AnswerError, Decoded, FrameError, Message, Pending, ReadOutcome, IN_FILE,
+    MAX_MESSAGE_BYTES, OUT_FILE, REFEREE,
 };
 use crate::player::{Instance, GRACE, LIBRARY_FALLBACK};
 use crate::protocol::{Reply, Request, Verb};
@@ -373,16 +373,32 @@ fn turn_position(text: &str) -> Option<Position> {
     }
 }
 
+/// Why an answer to TURN is not a legal move, and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{got}")]
+pub struct BadMove {
+    /// What the bot answered, in words (`d4, which already holds a disc`).
+    pub got: String,
+    /// The likely mistake and the legal moves.
+    pub hint: String,
+}
+
+impl BadMove {
+    fn new(got: String, hint: String) -> BadMove {
+        BadMove { got, hint }
+    }
+}
+
 /// Judges a move answer in `pos`: `Ok(move)` if legal, else what is wrong
 /// and a hint that guesses the likely mistake.
-pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)> {
+pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, BadMove> {
     let size = pos.size();
     let color = pos.to_move();
     let last_col = (b'a' + size - 1) as char;
     let mv = match parse_move(answer, size) {
         Ok(mv) => mv,
         Err(crate::game::NotationError::OffBoard(_)) => {
-            return Err((
+            return Err(BadMove::new(
                 format!("{answer:?} is off this {size}×{size} board"),
                 format!(
                     "this board is {size}×{size}: columns a–{last_col}, rows 1–{size} (the size is \
@@ -411,13 +427,16 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
                     legal_here(pos)
                 )
             };
-            return Err((format!("{answer:?}, which is not a square or `pass`"), hint));
+            return Err(BadMove::new(
+                format!("{answer:?}, which is not a square or `pass`"),
+                hint,
+            ));
         }
     };
     let sq = match (mv, pos.check(mv)) {
         (_, Ok(())) => return Ok(mv),
         (Move::Pass, Err(_)) => {
-            return Err((
+            return Err(BadMove::new(
                 "pass, although a legal move exists".to_string(),
                 format!(
                     "answer pass only when you have no legal move; {}",
@@ -426,7 +445,7 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
             ))
         }
         (Move::Play(sq), Err(_)) if pos.legal_moves() == 0 => {
-            return Err((
+            return Err(BadMove::new(
                 format!("{} although {color} has no legal move", square_name(sq)),
                 format!(
                 "{color} has no legal move here (no empty square turns over a disc): answer `pass`"
@@ -490,7 +509,7 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
     } else {
         format!("{}; ", guesses.join("; or "))
     };
-    Err((what, format!("{guess}{}", legal_here(pos))))
+    Err(BadMove::new(what, format!("{guess}{}", legal_here(pos))))
 }
 
 /// The position a transcript leads to from the start of `size`, and its
@@ -851,25 +870,44 @@ impl Run<'_> {
                     extra: vec![],
                 }
             }
-            AnswerError::Garbage(why) => {
+            AnswerError::Garbage(_) | AnswerError::BadFrame(_) => {
                 if let Some(Decoded::Complete(m)) = &decoded {
                     if m.seq != seq {
                         return self.seq_hint(seq, m.seq, &sent);
                     }
                 }
-                let hint = if why.contains("more than four lines") {
-                    "write exactly four lines: your id, referee, the seq, the answer (blank lines \
-                     at the end are tolerated)"
-                        .to_string()
-                } else if why.contains("printable ASCII") {
-                    "write only printable ASCII (no BOM, no other encodings)".to_string()
-                } else if why.contains("line 3") {
-                    format!("line 3 must be the seq from line 3 of in.txt ({seq}), digits only")
-                } else {
-                    format!(
-                        "out.txt must be a small text file of four lines: {id}, referee, {seq}, \
-                         the answer"
-                    )
+                let (why, hint) = match err {
+                    AnswerError::BadFrame(frame) => (
+                        frame.to_string(),
+                        match frame {
+                            FrameError::MoreThanFourLines => {
+                                "write exactly four lines: your id, referee, the seq, the answer \
+                                 (blank lines at the end are tolerated)"
+                                    .to_string()
+                            }
+                            FrameError::NotPrintable { .. } => {
+                                "write only printable ASCII (no BOM, no other encodings)"
+                                    .to_string()
+                            }
+                            FrameError::BadSeq { .. } => format!(
+                                "line 3 must be the seq from line 3 of in.txt ({seq}), digits only"
+                            ),
+                            FrameError::TooBig { .. } => format!(
+                                "out.txt must be a small text file of four lines: {id}, referee, \
+                                 {seq}, the answer"
+                            ),
+                        },
+                    ),
+                    other => (
+                        match other {
+                            AnswerError::Garbage(why) => why.clone(),
+                            _ => other.to_string(),
+                        },
+                        format!(
+                            "out.txt must be a small text file of four lines: {id}, referee, \
+                             {seq}, the answer"
+                        ),
+                    ),
                 };
                 self.stats
                     .framing
@@ -997,7 +1035,7 @@ impl Run<'_> {
                 b.note(format!("{} in {} ms", move_name(mv), a.ms));
                 Ok(Some(mv))
             }
-            Err((got, hint)) => {
+            Err(BadMove { got, hint }) => {
                 b.fail(Problem {
                     sent: sent_line(a.seq, &text),
                     expected: legal_words(pos),
@@ -1288,7 +1326,7 @@ impl Run<'_> {
         });
         let hint = match (chosen, turn.and_then(turn_position)) {
             (Some(answer), Some(pos)) => match judge_move(&pos, &answer) {
-                Err((_, hint)) => format!("your code chose {answer}: {hint}"),
+                Err(BadMove { hint, .. }) => format!("your code chose {answer}: {hint}"),
                 Ok(_) => format!("your code chose {answer}, which the library did not accept"),
             },
             (Some(answer), None) => {
@@ -1493,28 +1531,28 @@ mod tests {
             judge_move(&start, "D3"),
             Ok(Move::Play(parse_square("d3").unwrap()))
         );
-        let (_, hint) = judge_move(&start, "pass").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&start, "pass").unwrap_err();
         assert!(
             hint.contains("answer pass only when you have no legal move"),
             "{hint}"
         );
-        let (got, hint) = judge_move(&start, "hello there").unwrap_err();
+        let BadMove { got, hint } = judge_move(&start, "hello there").unwrap_err();
         assert!(got.contains("not a square"), "{got}");
         assert!(hint.contains("only the move"), "{hint}");
-        let (got, _) = judge_move(&start, "d4").unwrap_err();
+        let BadMove { got, .. } = judge_move(&start, "d4").unwrap_err();
         assert!(got.contains("already holds a disc"), "{got}");
 
         let (one, _) = scripted(8, ONE_MOVE);
-        let (_, hint) = judge_move(&one, "a1").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&one, "a1").unwrap_err();
         assert!(hint.contains("a legal move here is only c8"), "{hint}");
 
         let (stuck, _) = scripted(8, BLACK_MUST_PASS);
         assert_eq!(judge_move(&stuck, "pass"), Ok(Move::Pass));
-        let (_, hint) = judge_move(&stuck, "a1").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&stuck, "a1").unwrap_err();
         assert!(hint.contains("answer `pass`"), "{hint}");
 
         let (six, _) = scripted(6, SIX);
-        let (got, hint) = judge_move(&six, "g7").unwrap_err();
+        let BadMove { got, hint } = judge_move(&six, "g7").unwrap_err();
         assert!(got.contains("off this 6×6 board"), "{got}");
         assert!(hint.contains("columns a–f"), "{hint}");
     }
@@ -1524,7 +1562,7 @@ mod tests {
         // After black f5, white to move (d6, f4 or f6); c4 is legal for
         // black only: the wrong colour.
         let (pos, _) = scripted(8, "f5");
-        let (_, hint) = judge_move(&pos, "c4").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&pos, "c4").unwrap_err();
         assert!(hint.contains("but you play white"), "{hint}");
         // A legal move with rows and columns swapped.
         let legal = names(&pos);
@@ -1534,7 +1572,7 @@ mod tests {
             (pos.legal_moves() & t.bit() == 0 && pos.at(t).is_none()).then(|| square_name(t))
         });
         if let Some(t) = transposed {
-            let (_, hint) = judge_move(&pos, &t).unwrap_err();
+            let BadMove { hint, .. } = judge_move(&pos, &t).unwrap_err();
             assert!(
                 hint.contains("swapped") || hint.contains("but you play"),
                 "{hint}"

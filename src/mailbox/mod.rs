@@ -31,7 +31,7 @@ pub use lock::{hostname, read_owner};
 pub use lock::{
     may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE, LOCK_DIR,
 };
-pub use message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
+pub use message::{Decoded, FrameError, Message, MAX_MESSAGE_BYTES, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
 
 /// The file only the referee writes.
@@ -259,8 +259,11 @@ fn is_message_start(bytes: &[u8]) -> bool {
 pub enum AnswerError {
     /// The deadline passed; what `out.txt` held then.
     Timeout { pending: Pending },
-    /// `out.txt` is not a message (binary, malformed, not a file, too big).
+    /// `out.txt` is not a file to read (not a regular file, too big, linked).
     Garbage(String),
+    /// `out.txt`'s bytes are not a message (binary, more than four lines, a
+    /// bad seq).
+    BadFrame(FrameError),
     /// The answer has the awaited seq but the wrong from/to.
     WrongSender { from: String, to: String },
     /// `out.txt` or the mailbox folder is a symlink, or the folder was
@@ -294,6 +297,7 @@ impl fmt::Display for AnswerError {
                 pending: Pending::Unreadable(e),
             } => write!(f, "no answer in time (out.txt could not be read: {e})"),
             AnswerError::Garbage(why) => write!(f, "garbage in out.txt: {why}"),
+            AnswerError::BadFrame(why) => write!(f, "garbage in out.txt: {why}"),
             AnswerError::WrongSender { from, to } => write!(
                 f,
                 "answer addressed from `{from}` to `{to}` (lines 1 and 2 must be the bot's id and `referee`)"
@@ -544,7 +548,7 @@ impl Mailbox {
             Decoded::Incomplete => Ok(Err(Pending::Partial(
                 String::from_utf8_lossy(&bytes).into_owned(),
             ))),
-            Decoded::Garbage(why) => Err(AnswerError::Garbage(why)),
+            Decoded::Garbage(why) => Err(AnswerError::BadFrame(why)),
             Decoded::Complete(m) if m.seq == seq => {
                 if m.from != self.id || m.to != REFEREE {
                     return Err(AnswerError::WrongSender {

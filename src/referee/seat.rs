@@ -150,9 +150,10 @@ pub fn seat_error_of(err: AnswerError) -> SeatError {
             partial: false,
             detail,
         },
-        AnswerError::Garbage(_) | AnswerError::Symlink(_) | AnswerError::Io(_) => {
-            SeatError::Garbage(detail)
-        }
+        AnswerError::Garbage(_)
+        | AnswerError::BadFrame(_)
+        | AnswerError::Symlink(_)
+        | AnswerError::Io(_) => SeatError::Garbage(detail),
         AnswerError::WrongSender { .. } => SeatError::WrongSender(detail),
         AnswerError::Aborted(_) => SeatError::Exited(detail),
     }
