@@ -53,8 +53,8 @@ pub enum HarnessError {
     PlayerUnavailable(String),
     #[error("{0}")]
     BotNoncompliant(String),
-    #[error("{0}")]
-    LockLost(String),
+    #[error(transparent)]
+    LockLost(#[from] crate::mailbox::LockLost),
     /// (The field is not called `source`: the message already quotes it,
     /// and a source would be printed a second time.)
     #[error("cannot write results to {path}: {error}")]

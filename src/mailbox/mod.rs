@@ -29,7 +29,8 @@ pub use files::{
 };
 pub use lock::{hostname, read_owner};
 pub use lock::{
-    may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE, LOCK_DIR,
+    may_write_board, BoardLock, LockError, LockLost, LockOptions, OwnerRecord, DEFAULT_STALE,
+    LOCK_DIR,
 };
 pub use message::{Decoded, FrameError, Message, MAX_MESSAGE_BYTES, REFEREE};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
@@ -271,8 +272,10 @@ pub enum AnswerError {
     Symlink(String),
     /// The caller's abort check said stop (e.g. the bot's process exited).
     Aborted(String),
-    /// The harness could not read the folder.
+    /// The harness could not read or write the folder.
     Io(String),
+    /// This referee lost the board: it wrote nothing.
+    LockLost(LockLost),
 }
 
 impl fmt::Display for AnswerError {
@@ -305,6 +308,7 @@ impl fmt::Display for AnswerError {
             AnswerError::Symlink(what) => write!(f, "{what}, which is refused"),
             AnswerError::Aborted(why) => write!(f, "{why}"),
             AnswerError::Io(e) => write!(f, "cannot read the mailbox: {e}"),
+            AnswerError::LockLost(why) => write!(f, "the board is no longer ours: {why}"),
         }
     }
 }
@@ -507,7 +511,10 @@ impl Mailbox {
         let msg = Message::new(REFEREE, &self.id, seq, text).encode();
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         w.0.write(msg.as_bytes())
-            .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))?;
+            .map_err(|e| match LockLost::in_io(&e) {
+                Some(lost) => AnswerError::LockLost(lost.clone()),
+                None => AnswerError::Io(format!("writing {}: {e}", target.display())),
+            })?;
         w.1 = msg.into_bytes();
         Ok(())
     }

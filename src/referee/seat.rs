@@ -153,7 +153,8 @@ pub fn seat_error_of(err: AnswerError) -> SeatError {
         AnswerError::Garbage(_)
         | AnswerError::BadFrame(_)
         | AnswerError::Symlink(_)
-        | AnswerError::Io(_) => SeatError::Garbage(detail),
+        | AnswerError::Io(_)
+        | AnswerError::LockLost(_) => SeatError::Garbage(detail),
         AnswerError::WrongSender { .. } => SeatError::WrongSender(detail),
         AnswerError::Aborted(_) => SeatError::Exited(detail),
     }
@@ -178,6 +179,7 @@ impl Seat for MailboxSeat<'_> {
         self.check_lock()?;
         match self.inst.send(&request.encode()) {
             Ok(_) => Ok(()),
+            Err(AnswerError::LockLost(lost)) => Err(HarnessError::LockLost(lost).into()),
             Err(AnswerError::Io(e)) => {
                 // Refused because the board was lost meanwhile, or the drive failed.
                 self.check_lock()?;
