@@ -9,7 +9,7 @@
 //! Must not: wait, write, log, or know how a player is reached.
 
 use crate::game::{replay_transcript, Color, IllegalMove, Move, NotationError, Position};
-use crate::protocol::{Reply, Request};
+use crate::protocol::{Reply, Request, Verb};
 use crate::record::{DiscCount, EndReason, MoveRecord, Winner};
 use crate::sandbox::Limit;
 
@@ -274,6 +274,18 @@ impl GameCore {
         )
     }
 
+    /// A reply, but not the one `to` is answered with.
+    fn wrong_answer(&mut self, color: Color, text: &str, to: Verb) -> Vec<Happened> {
+        self.end_with(Lost {
+            color,
+            reason: EndReason::WrongAnswer,
+            detail: format!(
+                "answered {text:?} to {to}; the answer must be {}",
+                to.expected_reply()
+            ),
+        })
+    }
+
     fn failed(&mut self, color: Color, err: &SeatError, awaited: &str) -> Vec<Happened> {
         let detail = match err {
             SeatError::StartFailed(why) => why.clone(),
@@ -302,11 +314,7 @@ impl GameCore {
                 };
                 vec![]
             }
-            Ok(text) => self.end_with(Lost {
-                color,
-                reason: EndReason::WrongAnswer,
-                detail: format!("answered {text:?} to NEW; the answer must be READY"),
-            }),
+            Ok(text) => self.wrong_answer(color, text, Verb::New),
             Err(e) => self.failed(color, e, "READY"),
         }
     }
@@ -377,11 +385,7 @@ impl GameCore {
                     self.phase = Phase::Turn;
                     vec![]
                 }
-                Ok(text) => self.end_with(Lost {
-                    color,
-                    reason: EndReason::WrongAnswer,
-                    detail: format!("answered {text:?} to ILLEGAL; the answer must be OK"),
-                }),
+                Ok(text) => self.wrong_answer(color, text, Verb::Illegal),
                 Err(e) => self.failed(color, e, "OK"),
             },
             Phase::Greeting(_) | Phase::Over => vec![],
