@@ -25,14 +25,16 @@ use rand::SeedableRng;
 use crate::builtin::Strategy;
 use crate::error::HarnessError;
 use crate::game::{
-    board_string, move_name, parse_board_string, parse_move, replay_transcript, square_name, Color,
-    IllegalMove, Move, Position,
+    move_name, parse_move, replay_transcript, square_name, Color, IllegalMove, Move, Position,
 };
 use crate::mailbox::{
-    read_limited, AnswerError, Decoded, Message, Pending, ReadOutcome, IN_FILE, MAX_MESSAGE_BYTES,
-    OUT_FILE, REFEREE,
+    read_limited, AnswerError, Decoded, FrameError, Message, Pending, ReadOutcome, IN_FILE,
+    MAX_MESSAGE_BYTES, OUT_FILE, REFEREE,
 };
 use crate::player::{Instance, GRACE, LIBRARY_FALLBACK};
+use crate::protocol::{Reply, Request, Verb};
+use crate::record::EndReason;
+use crate::referee::seat::{self, MailboxSeat, Seat, SendError};
 
 mod hints;
 pub use hints::RepeatedHints;
@@ -207,28 +209,6 @@ struct Stats {
     slowest_other: Option<(u64, String)>,
 }
 
-/// What a message is, for limits and hints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    New,
-    Turn,
-    Illegal,
-    End,
-    Unknown,
-}
-
-impl Kind {
-    fn of(text: &str) -> Kind {
-        match text.split(' ').next().unwrap_or("") {
-            "NEW" => Kind::New,
-            "TURN" => Kind::Turn,
-            "ILLEGAL" => Kind::Illegal,
-            "END" => Kind::End,
-            _ => Kind::Unknown,
-        }
-    }
-}
-
 /// A usable answer.
 struct Answer {
     text: String,
@@ -309,7 +289,7 @@ struct Run<'a> {
     /// Exchanges that ended without a usable answer and needed a restart.
     broken: u32,
     /// The NEW of the game in progress, sent again after a restart.
-    game_new: Option<String>,
+    game_new: Option<Request>,
     /// The last exchange was END → BYE (the bot may exit now).
     after_bye: bool,
     /// out.txt as it was after the last usable answer.
@@ -317,7 +297,7 @@ struct Run<'a> {
     answered_any: bool,
     stats: Stats,
     /// Every TURN sent (seq, text), to judge the choices a library overrode.
-    turns_sent: Vec<(u64, String)>,
+    turns_sent: Vec<(u64, Request)>,
 }
 
 /// A readable form of bytes from a move file.
@@ -385,24 +365,38 @@ fn legal_here(pos: &Position) -> String {
 
 /// The position a TURN text describes.
 fn turn_position(text: &str) -> Option<Position> {
-    let words: Vec<&str> = text.split(' ').collect();
-    let color = match words.get(1)? {
-        &"white" => Color::White,
-        _ => Color::Black,
-    };
-    parse_board_string(words.get(2)?, color).ok()
+    match Request::decode(text) {
+        Ok(Request::Turn { pos, .. }) => Some(pos),
+        _ => None,
+    }
+}
+
+/// Why an answer to TURN is not a legal move, and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{got}")]
+pub struct BadMove {
+    /// What the bot answered, in words (`d4, which already holds a disc`).
+    pub got: String,
+    /// The likely mistake and the legal moves.
+    pub hint: String,
+}
+
+impl BadMove {
+    fn new(got: String, hint: String) -> BadMove {
+        BadMove { got, hint }
+    }
 }
 
 /// Judges a move answer in `pos`: `Ok(move)` if legal, else what is wrong
 /// and a hint that guesses the likely mistake.
-pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)> {
+pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, BadMove> {
     let size = pos.size();
     let color = pos.to_move();
     let last_col = (b'a' + size - 1) as char;
     let mv = match parse_move(answer, size) {
         Ok(mv) => mv,
         Err(crate::game::NotationError::OffBoard(_)) => {
-            return Err((
+            return Err(BadMove::new(
                 format!("{answer:?} is off this {size}×{size} board"),
                 format!(
                     "this board is {size}×{size}: columns a–{last_col}, rows 1–{size} (the size is \
@@ -428,13 +422,16 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
                     legal_here(pos)
                 )
             };
-            return Err((format!("{answer:?}, which is not a square or `pass`"), hint));
+            return Err(BadMove::new(
+                format!("{answer:?}, which is not a square or `pass`"),
+                hint,
+            ));
         }
     };
     let sq = match (mv, pos.check(mv)) {
         (_, Ok(())) => return Ok(mv),
         (Move::Pass, Err(_)) => {
-            return Err((
+            return Err(BadMove::new(
                 "pass, although a legal move exists".to_string(),
                 format!(
                     "answer pass only when you have no legal move; {}",
@@ -443,7 +440,7 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
             ))
         }
         (Move::Play(sq), Err(_)) if pos.legal_moves() == 0 => {
-            return Err((
+            return Err(BadMove::new(
                 format!("{} although {color} has no legal move", square_name(sq)),
                 format!(
                 "{color} has no legal move here (no empty square turns over a disc): answer `pass`"
@@ -462,16 +459,15 @@ pub fn judge_move(pos: &Position, answer: &str) -> Result<Move, (String, String)
     // Guess the mistake: rows and columns swapped, rows counted from 0,
     // rows upside down, the other colour.
     let guess = hints::likely_mistake(pos, sq, why);
-    Err((what, format!("{guess}{}", legal_here(pos))))
+    Err(BadMove::new(what, format!("{guess}{}", legal_here(pos))))
 }
 
 /// The position a transcript leads to from the start of `size`, and its
 /// last move (`none` if empty).
-pub fn scripted(size: u8, transcript: &str) -> (Position, String) {
+pub fn scripted(size: u8, transcript: &str) -> (Position, Option<Move>) {
     let (moves, pos) =
         replay_transcript(Position::start(size), transcript).expect("scripted transcripts replay");
-    let last = moves.last().map_or("none".to_string(), |m| move_name(*m));
-    (pos, last)
+    (pos, moves.last().copied())
 }
 
 impl Run<'_> {
@@ -485,9 +481,9 @@ impl Run<'_> {
         self.report.steps.push(step);
     }
 
-    fn limit_for(&self, kind: Kind) -> u64 {
+    fn limit_for(&self, kind: Verb) -> u64 {
         match kind {
-            Kind::New => self.opts.startup_ms,
+            Verb::New => self.opts.startup_ms,
             _ => self.opts.move_ms,
         }
     }
@@ -549,11 +545,12 @@ impl Run<'_> {
             .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))?;
         if let Some(new) = self.game_new.clone() {
             let seq = self.send(&new)?;
+            let new = new.encode();
             match self
                 .inst
                 .wait(Instant::now() + Duration::from_millis(self.opts.startup_ms))
             {
-                Ok(a) if a.eq_ignore_ascii_case("READY") => {}
+                Ok(a) if Reply::decode(&a, 8) == Ok(Reply::Ready) => {}
                 other => {
                     let got = match other {
                         Ok(a) => format!("{a:?}"),
@@ -569,54 +566,60 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn send(&mut self, text: &str) -> Result<u64, HarnessError> {
-        self.inst.send(text).map_err(|e| match e {
-            AnswerError::Io(e) => HarnessError::BoardUnwritable(e),
-            // Only the bot can have put a link there.
-            other => HarnessError::BotNoncompliant(format!(
-                "cannot write in.txt: {other}; bots never create, rename or link files"
-            )),
-        })
+    /// Sends through the referee's seat, so a failure is sorted as under
+    /// the referee: the board's is the harness's, anything else the bot's.
+    fn send(&mut self, request: &Request) -> Result<u64, HarnessError> {
+        MailboxSeat::new(self.inst, None)
+            .send(request)
+            .map_err(|e| match e {
+                SendError::Harness(e) => e,
+                // Only the bot can have put a link there.
+                SendError::Refused(why) => HarnessError::BotNoncompliant(format!(
+                    "cannot write in.txt: {why}; bots never create, rename or link files"
+                )),
+            })?;
+        Ok(self.inst.seq())
     }
 
     /// Sends `text` and waits for a usable answer. `Err` says what went
     /// wrong; after an unanswered message the bot has been restarted (or
     /// checking stopped).
-    fn ask(&mut self, text: &str) -> Result<Result<Answer, Problem>, HarnessError> {
-        let kind = Kind::of(text);
+    fn ask(&mut self, request: &Request) -> Result<Result<Answer, Problem>, HarnessError> {
+        let kind = request.verb();
+        let text = &request.encode();
         let limit = self.limit_for(kind);
         // A bot may exit after BYE; the referee then starts it again.
         if let Some(info) = self.inst.exit_info() {
-            if self.after_bye && kind == Kind::New {
+            if self.after_bye && kind == Verb::New {
                 self.restart_after_bye(&info.to_string())?;
             } else {
                 let p = self.exit_problem(format!("(before {text})"), info.to_string());
                 return Ok(Err(p));
             }
         }
-        if kind == Kind::New {
-            self.game_new = Some(text.to_string());
+        if kind == Verb::New {
+            self.game_new = Some(request.clone());
         }
-        let mut seq = self.send(text)?;
+        let mut seq = self.send(request)?;
         let mut t0 = Instant::now();
         let mut result = self.inst.wait(t0 + Duration::from_millis(limit));
         if let Err(AnswerError::Aborted(_)) = &result {
-            if self.after_bye && kind == Kind::New {
+            if self.after_bye && kind == Verb::New {
                 let info = self.inst.exit_info().map_or("?".into(), |i| i.to_string());
                 self.restart_after_bye(&info)?;
-                seq = self.send(text)?;
+                seq = self.send(request)?;
                 t0 = Instant::now();
                 result = self.inst.wait(t0 + Duration::from_millis(limit));
             }
         }
         self.after_bye = false;
-        if kind == Kind::Turn {
-            self.turns_sent.push((seq, text.to_string()));
+        if kind == Verb::Turn {
+            self.turns_sent.push((seq, request.clone()));
         }
         let mut late = false;
         if let Err(AnswerError::Timeout { pending }) = &result {
             let partial = matches!(pending, Pending::Partial(_));
-            if kind != Kind::New && !partial && !self.wrong_seq_written(seq) {
+            if kind != Verb::New && !partial && !self.wrong_seq_written(seq) {
                 let extra = Duration::from_millis(limit).min(LATE_GRACE);
                 result = self.inst.wait(t0 + Duration::from_millis(limit) + extra);
                 late = result.is_ok();
@@ -628,7 +631,7 @@ impl Run<'_> {
             Ok(answer) => {
                 self.answered_any = true;
                 self.stats.answers += 1;
-                if kind == Kind::Turn {
+                if kind == Verb::Turn {
                     self.stats.turn_answers += 1;
                 }
                 if !self.inst.mailbox().sent_intact() {
@@ -643,7 +646,7 @@ impl Run<'_> {
                 }
                 self.last_raw = raw;
                 let what = text.split(' ').next().unwrap_or("").to_string();
-                let slot = if kind == Kind::New {
+                let slot = if kind == Verb::New {
                     &mut self.stats.slowest_ready
                 } else {
                     &mut self.stats.slowest_other
@@ -659,7 +662,7 @@ impl Run<'_> {
                         hint: format!(
                             "a real game forfeits this; answer within the time ({}), and poll \
                              in.txt every few milliseconds, not seconds",
-                            if kind == Kind::Turn {
+                            if kind == Verb::Turn {
                                 "the last word of TURN"
                             } else {
                                 "move-ms"
@@ -692,7 +695,7 @@ impl Run<'_> {
                         self.inst.stop(GRACE);
                         self.report.stopped = Some(format!("the mailbox became unusable: {e}"));
                     }
-                    AnswerError::Timeout { .. } if kind == Kind::New && !self.answered_any => {
+                    AnswerError::Timeout { .. } if kind == Verb::New && !self.answered_any => {
                         self.inst.stop(GRACE);
                         self.report.stopped =
                             Some("the bot never answered its first NEW".to_string());
@@ -712,15 +715,13 @@ impl Run<'_> {
         }
     }
 
+    /// The referee's rule: a bot gone after its last BYE is started again.
     fn restart_after_bye(&mut self, info: &str) -> Result<(), HarnessError> {
         tracing::debug!("the bot exited after BYE ({info}); starting it again");
-        self.inst.stop(Duration::ZERO);
         self.last_raw = None;
         self.after_bye = false;
-        self.inst
-            .prepare(self.span.clone())
-            .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))?;
-        Ok(())
+        seat::restart(&mut MailboxSeat::new(self.inst, None), self.span.clone())
+            .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))
     }
 
     /// True if out.txt holds a complete answer, written since the last
@@ -754,7 +755,7 @@ impl Run<'_> {
     fn describe_failure(
         &mut self,
         err: &AnswerError,
-        kind: Kind,
+        kind: Verb,
         seq: u64,
         text: &str,
         ms: u64,
@@ -762,10 +763,8 @@ impl Run<'_> {
         let sent = sent_line(seq, text);
         let id = self.inst.id().to_string();
         let expected = match kind {
-            Kind::New => "READY".to_string(),
-            Kind::Turn => turn_position(text).map_or("a move".to_string(), |p| legal_words(&p)),
-            Kind::Illegal | Kind::Unknown => "OK".to_string(),
-            Kind::End => "BYE".to_string(),
+            Verb::Turn => turn_position(text).map_or("a move".to_string(), |p| legal_words(&p)),
+            other => other.expected_reply().to_string(),
         };
         let raw = self.raw_out();
         let decoded = raw.as_deref().map(Message::decode);
@@ -816,17 +815,17 @@ impl Run<'_> {
                     )
                 } else {
                     match kind {
-                        Kind::New => format!(
+                        Verb::New => format!(
                             "after BYE keep reading in.txt: the next game's NEW comes with the \
                              next seq ({seq}); notice a new message by line 3 changing (compare \
                              as text: different, not bigger)"
                         ),
-                        Kind::Turn => "answer every TURN within its time (the last word of \
+                        Verb::Turn => "answer every TURN within its time (the last word of \
                                        TURN, in ms) with a square or pass"
                             .to_string(),
-                        Kind::Illegal => "answer ILLEGAL with OK; a new TURN follows".to_string(),
-                        Kind::End => "answer END with BYE, then wait for the next NEW".to_string(),
-                        Kind::Unknown => "answer OK to any message you do not know: later \
+                        Verb::Illegal => "answer ILLEGAL with OK; a new TURN follows".to_string(),
+                        Verb::End => "answer END with BYE, then wait for the next NEW".to_string(),
+                        Verb::Other => "answer OK to any message you do not know: later \
                                           referees may send new kinds"
                             .to_string(),
                     }
@@ -839,25 +838,44 @@ impl Run<'_> {
                     extra: on_stdout.map(|(_, extra)| extra).unwrap_or_default(),
                 }
             }
-            AnswerError::Garbage(why) => {
+            AnswerError::Garbage(_) | AnswerError::BadFrame(_) => {
                 if let Some(Decoded::Complete(m)) = &decoded {
                     if m.seq != seq {
                         return self.seq_hint(seq, m.seq, &sent);
                     }
                 }
-                let hint = if why.contains("more than four lines") {
-                    "write exactly four lines: your id, referee, the seq, the answer (blank lines \
-                     at the end are tolerated)"
-                        .to_string()
-                } else if why.contains("printable ASCII") {
-                    "write only printable ASCII (no BOM, no other encodings)".to_string()
-                } else if why.contains("line 3") {
-                    format!("line 3 must be the seq from line 3 of in.txt ({seq}), digits only")
-                } else {
-                    format!(
-                        "out.txt must be a small text file of four lines: {id}, referee, {seq}, \
-                         the answer"
-                    )
+                let (why, hint) = match err {
+                    AnswerError::BadFrame(frame) => (
+                        frame.to_string(),
+                        match frame {
+                            FrameError::MoreThanFourLines => {
+                                "write exactly four lines: your id, referee, the seq, the answer \
+                                 (blank lines at the end are tolerated)"
+                                    .to_string()
+                            }
+                            FrameError::NotPrintable { .. } => {
+                                "write only printable ASCII (no BOM, no other encodings)"
+                                    .to_string()
+                            }
+                            FrameError::BadSeq { .. } => format!(
+                                "line 3 must be the seq from line 3 of in.txt ({seq}), digits only"
+                            ),
+                            FrameError::TooBig { .. } => format!(
+                                "out.txt must be a small text file of four lines: {id}, referee, \
+                                 {seq}, the answer"
+                            ),
+                        },
+                    ),
+                    other => (
+                        match other {
+                            AnswerError::Garbage(why) => why.clone(),
+                            _ => other.to_string(),
+                        },
+                        format!(
+                            "out.txt must be a small text file of four lines: {id}, referee, \
+                             {seq}, the answer"
+                        ),
+                    ),
                 };
                 self.stats
                     .framing
@@ -915,36 +933,40 @@ impl Run<'_> {
         }
     }
 
-    /// Asks `text` and expects the one word `word` (any case).
+    /// Asks `request` and expects the reply `want` (READY, OK or BYE, any case).
     fn expect_word(
         &mut self,
         b: &mut StepBuilder,
-        text: &str,
-        word: &str,
+        request: &Request,
+        want: Reply,
     ) -> Result<bool, HarnessError> {
-        match self.ask(text)? {
+        let text = &request.encode();
+        let word = want.encode();
+        match self.ask(request)? {
             Err(p) => {
                 b.fail(p);
                 Ok(false)
             }
             Ok(a) => {
                 let a = b.took(a);
-                if a.text.eq_ignore_ascii_case(word) {
+                if Reply::decode(&a.text, 8) == Ok(want) {
                     b.note(format!("{} to seq {} in {} ms", a.text, a.seq, a.ms));
                     Ok(true)
                 } else {
-                    let hint = match word {
-                        "READY" => "answer NEW with READY (and nothing else on line 4)".to_string(),
-                        "OK" if Kind::of(text) == Kind::Illegal => {
+                    let hint = match (want, request.verb()) {
+                        (Reply::Ready, _) => {
+                            "answer NEW with READY (and nothing else on line 4)".to_string()
+                        }
+                        (Reply::Ok, Verb::Illegal) => {
                             "answer ILLEGAL with OK; a fresh TURN follows".to_string()
                         }
-                        "OK" => "answer OK to any message you do not know".to_string(),
-                        "BYE" => "answer END with BYE".to_string(),
+                        (Reply::Ok, _) => "answer OK to any message you do not know".to_string(),
+                        (Reply::Bye, _) => "answer END with BYE".to_string(),
                         _ => format!("answer {word}"),
                     };
                     b.fail(Problem {
                         sent: sent_line(a.seq, text),
-                        expected: word.to_string(),
+                        expected: word.clone(),
                         got: format!("{:?}", a.text),
                         hint,
                         extra: vec![],
@@ -955,13 +977,8 @@ impl Run<'_> {
         }
     }
 
-    fn turn_text(&self, pos: &Position, last: &str) -> String {
-        format!(
-            "TURN {} {} {last} {}",
-            pos.to_move(),
-            board_string(pos),
-            self.opts.move_ms
-        )
+    fn turn(&self, pos: &Position, last: Option<Move>) -> Request {
+        Request::turn(pos, last, self.opts.move_ms)
     }
 
     /// Sends TURN for `pos` and judges the answer: a legal move (or pass
@@ -970,10 +987,11 @@ impl Run<'_> {
         &mut self,
         b: &mut StepBuilder,
         pos: &Position,
-        last: &str,
+        last: Option<Move>,
     ) -> Result<Option<Move>, HarnessError> {
-        let text = self.turn_text(pos, last);
-        let a = match self.ask(&text)? {
+        let turn = self.turn(pos, last);
+        let text = turn.encode();
+        let a = match self.ask(&turn)? {
             Err(p) => {
                 b.fail(p);
                 return Ok(None);
@@ -985,7 +1003,7 @@ impl Run<'_> {
                 b.note(format!("{} in {} ms", move_name(mv), a.ms));
                 Ok(Some(mv))
             }
-            Err((got, hint)) => {
+            Err(BadMove { got, hint }) => {
                 b.fail(Problem {
                     sent: sent_line(a.seq, &text),
                     expected: legal_words(pos),
@@ -998,25 +1016,32 @@ impl Run<'_> {
         }
     }
 
-    fn end_text(pos: &Position) -> String {
+    fn end(pos: &Position) -> Request {
         let wof = pos.discs_wof();
-        let winner = match wof.winner() {
-            Some(c) => c.name(),
-            None => "draw",
-        };
-        format!("END {winner} {} {} normal", wof.black, wof.white)
+        Request::End {
+            winner: wof.winner(),
+            black: wof.black,
+            white: wof.white,
+            reason: EndReason::Normal.to_string(),
+        }
     }
 
     /// END → BYE inside a step; marks that the bot may exit now.
     fn end_game(&mut self, b: &mut StepBuilder, pos: &Position) -> Result<bool, HarnessError> {
         self.game_new = None;
-        let ok = self.expect_word(b, &Self::end_text(pos), "BYE")?;
+        let ok = self.expect_word(b, &Self::end(pos), Reply::Bye)?;
         self.after_bye = ok;
         Ok(ok)
     }
 
-    fn new_text(&self, game: &str, color: Color, size: u8) -> String {
-        format!("NEW {game} {color} {OPPONENT} {size} {}", self.opts.move_ms)
+    fn new_game(&self, game: &str, color: Color, size: u8) -> Request {
+        Request::New {
+            game: game.to_string(),
+            color,
+            opponent: OPPONENT.to_string(),
+            size,
+            move_ms: self.opts.move_ms,
+        }
     }
 
     fn script(&mut self) -> Result<(), HarnessError> {
@@ -1046,23 +1071,26 @@ impl Run<'_> {
 
     fn step_new(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("NEW → READY within the start-up time (8×8, black)");
-        let text = self.new_text("check-1", Color::Black, 8);
-        self.expect_word(&mut b, &text, "READY")?;
+        let new = self.new_game("check-1", Color::Black, 8);
+        self.expect_word(&mut b, &new, Reply::Ready)?;
         self.finish(b);
         Ok(())
     }
 
     fn step_start(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("TURN from the 8×8 start → a legal move");
-        self.expect_move(&mut b, &Position::start(8), "none")?;
+        self.expect_move(&mut b, &Position::start(8), None)?;
         self.finish(b);
         Ok(())
     }
 
     fn step_illegal(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("ILLEGAL → OK, then the new TURN → a legal move");
-        if self.expect_word(&mut b, "ILLEGAL no-flips", "OK")? {
-            self.expect_move(&mut b, &Position::start(8), "none")?;
+        let illegal = Request::Illegal {
+            reason: EndReason::NoFlips.to_string(),
+        };
+        if self.expect_word(&mut b, &illegal, Reply::Ok)? {
+            self.expect_move(&mut b, &Position::start(8), None)?;
         }
         self.finish(b);
         Ok(())
@@ -1071,7 +1099,8 @@ impl Run<'_> {
     fn step_unknown(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("unknown message kind (PING) → OK");
         b.warn_only = true;
-        self.expect_word(&mut b, "PING check-bot", "OK")?;
+        let ping = Request::Other("PING check-bot".to_string());
+        self.expect_word(&mut b, &ping, Reply::Ok)?;
         self.finish(b);
         Ok(())
     }
@@ -1082,7 +1111,7 @@ impl Run<'_> {
         let mut b = StepBuilder::new(format!(
             "TURN with exactly one legal move → that move ({only})"
         ));
-        self.expect_move(&mut b, &pos, &last)?;
+        self.expect_move(&mut b, &pos, last)?;
         self.finish(b);
         Ok(())
     }
@@ -1091,7 +1120,7 @@ impl Run<'_> {
         let (pos, _) = scripted(8, WHITE_PASSES);
         let pos = pos.pass_unchecked();
         let mut b = StepBuilder::new("TURN whose <last> is pass → a legal move");
-        self.expect_move(&mut b, &pos, "pass")?;
+        self.expect_move(&mut b, &pos, Some(Move::Pass))?;
         self.finish(b);
         Ok(())
     }
@@ -1099,7 +1128,7 @@ impl Run<'_> {
     fn step_ask_pass(&mut self) -> Result<(), HarnessError> {
         let (pos, last) = scripted(8, BLACK_MUST_PASS);
         let mut b = StepBuilder::new("TURN without a legal move (ask-pass) → pass");
-        self.expect_move(&mut b, &pos, &last)?;
+        self.expect_move(&mut b, &pos, last)?;
         self.finish(b);
         Ok(())
     }
@@ -1118,13 +1147,13 @@ impl Run<'_> {
              END → BYE",
         );
         let before = self.inst.starts();
-        let text = self.new_text("check-2", Color::White, 6);
-        if self.expect_word(&mut b, &text, "READY")? {
+        let new = self.new_game("check-2", Color::White, 6);
+        if self.expect_word(&mut b, &new, Reply::Ready)? {
             if self.inst.starts() > before {
                 b.note("the bot had exited after BYE (allowed) and was started again");
             }
             let (pos, last) = scripted(6, SIX);
-            if self.expect_move(&mut b, &pos, &last)?.is_some() {
+            if self.expect_move(&mut b, &pos, last)?.is_some() {
                 self.end_game(&mut b, &pos)?;
             }
         }
@@ -1134,10 +1163,10 @@ impl Run<'_> {
 
     fn step_four(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("4×4 as black: NEW → READY, TURN → a legal move, END → BYE");
-        let text = self.new_text("check-3", Color::Black, 4);
-        if self.expect_word(&mut b, &text, "READY")? {
+        let new = self.new_game("check-3", Color::Black, 4);
+        if self.expect_word(&mut b, &new, Reply::Ready)? {
             let (pos, last) = scripted(4, FOUR);
-            if self.expect_move(&mut b, &pos, &last)?.is_some() {
+            if self.expect_move(&mut b, &pos, last)?.is_some() {
                 self.end_game(&mut b, &pos)?;
             }
         }
@@ -1149,12 +1178,12 @@ impl Run<'_> {
         let mut b = StepBuilder::new(format!(
             "a complete 4×4 game as white against the built-in {OPPONENT}"
         ));
-        let text = self.new_text("check-4", Color::White, 4);
-        if self.expect_word(&mut b, &text, "READY")? {
+        let new = self.new_game("check-4", Color::White, 4);
+        if self.expect_word(&mut b, &new, Reply::Ready)? {
             b.summary.clear();
             let mut rng = rand::rngs::StdRng::seed_from_u64(self.opts.seed);
             let mut pos = Position::start(4);
-            let mut last = "none".to_string();
+            let mut last = None;
             let mut moves = vec![];
             let mut ok = true;
             let (mut late_seen, mut late_more) = (false, 0);
@@ -1166,12 +1195,12 @@ impl Run<'_> {
                         Move::Pass // the referee passes for a bot without a move
                     };
                     pos = pos.play(mv).expect("the built-in plays legal moves").0;
-                    last = move_name(mv);
+                    last = Some(mv);
                     moves.push(mv);
                     continue;
                 }
                 let mut turn = StepBuilder::new("");
-                let answer = self.expect_move(&mut turn, &pos, &last)?;
+                let answer = self.expect_move(&mut turn, &pos, last)?;
                 for p in turn.problems {
                     // Show the first late answer; count the others.
                     if p.expected.starts_with(LATE_EXPECTED) && late_seen {
@@ -1184,7 +1213,7 @@ impl Run<'_> {
                 match answer {
                     Some(mv) => {
                         pos = pos.play(mv).expect("judged legal").0;
-                        last = move_name(mv);
+                        last = Some(mv);
                         moves.push(mv);
                     }
                     None => {
@@ -1195,7 +1224,7 @@ impl Run<'_> {
             }
             let played: String = crate::game::transcript(&moves);
             let mut summary = if ok {
-                let end = Self::end_text(&pos);
+                let end = Self::end(&pos);
                 let bye = self.end_game(&mut b, &pos)?;
                 format!("{played}, then {end}{}", if bye { " → BYE" } else { "" })
             } else {
@@ -1247,7 +1276,7 @@ impl Run<'_> {
                         .iter()
                         .rev()
                         .find(|(s, _)| *s == q)
-                        .map(|(_, t)| t.clone())
+                        .map(|(_, t)| t.encode())
                 });
                 b.fail(self.fallback_problem(line, &what, turn.as_deref(), n));
             }
@@ -1267,7 +1296,7 @@ impl Run<'_> {
         });
         let hint = match (chosen, turn.and_then(turn_position)) {
             (Some(answer), Some(pos)) => match judge_move(&pos, &answer) {
-                Err((_, hint)) => format!("your code chose {answer}: {hint}"),
+                Err(BadMove { hint, .. }) => format!("your code chose {answer}: {hint}"),
                 Ok(_) => format!("your code chose {answer}, which the library did not accept"),
             },
             (Some(answer), None) => {
@@ -1448,7 +1477,7 @@ mod tests {
         let (one, last) = scripted(8, ONE_MOVE);
         assert_eq!(one.to_move(), Color::Black);
         assert_eq!(names(&one), ["c8"]);
-        assert_eq!(last, "h6");
+        assert_eq!(last.map(move_name).as_deref(), Some("h6"));
 
         let (before, _) = scripted(8, WHITE_PASSES);
         assert_eq!(before.to_move(), Color::White);
@@ -1459,19 +1488,19 @@ mod tests {
         let (stuck, last) = scripted(8, BLACK_MUST_PASS);
         assert_eq!(stuck.to_move(), Color::Black);
         assert!(stuck.must_pass(), "black has no move, the game goes on");
-        assert_eq!(last, "f8");
+        assert_eq!(last.map(move_name).as_deref(), Some("f8"));
 
         let (six, last) = scripted(6, SIX);
         assert_eq!(
-            (six.size(), six.to_move(), last.as_str()),
-            (6, Color::White, "b6")
+            (six.size(), six.to_move(), last.map(move_name).as_deref()),
+            (6, Color::White, Some("b6"))
         );
         assert!(names(&six).len() > 1);
 
         let (four, last) = scripted(4, FOUR);
         assert_eq!(
-            (four.size(), four.to_move(), last.as_str()),
-            (4, Color::Black, "a1")
+            (four.size(), four.to_move(), last.map(move_name).as_deref()),
+            (4, Color::Black, Some("a1"))
         );
         assert!(names(&four).len() > 1);
     }
@@ -1483,28 +1512,28 @@ mod tests {
             judge_move(&start, "D3"),
             Ok(Move::Play(parse_square("d3").unwrap()))
         );
-        let (_, hint) = judge_move(&start, "pass").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&start, "pass").unwrap_err();
         assert!(
             hint.contains("answer pass only when you have no legal move"),
             "{hint}"
         );
-        let (got, hint) = judge_move(&start, "hello there").unwrap_err();
+        let BadMove { got, hint } = judge_move(&start, "hello there").unwrap_err();
         assert!(got.contains("not a square"), "{got}");
         assert!(hint.contains("only the move"), "{hint}");
-        let (got, _) = judge_move(&start, "d4").unwrap_err();
+        let BadMove { got, .. } = judge_move(&start, "d4").unwrap_err();
         assert!(got.contains("already holds a disc"), "{got}");
 
         let (one, _) = scripted(8, ONE_MOVE);
-        let (_, hint) = judge_move(&one, "a1").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&one, "a1").unwrap_err();
         assert!(hint.contains("a legal move here is only c8"), "{hint}");
 
         let (stuck, _) = scripted(8, BLACK_MUST_PASS);
         assert_eq!(judge_move(&stuck, "pass"), Ok(Move::Pass));
-        let (_, hint) = judge_move(&stuck, "a1").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&stuck, "a1").unwrap_err();
         assert!(hint.contains("answer `pass`"), "{hint}");
 
         let (six, _) = scripted(6, SIX);
-        let (got, hint) = judge_move(&six, "g7").unwrap_err();
+        let BadMove { got, hint } = judge_move(&six, "g7").unwrap_err();
         assert!(got.contains("off this 6×6 board"), "{got}");
         assert!(hint.contains("columns a–f"), "{hint}");
     }
@@ -1514,7 +1543,7 @@ mod tests {
         // After black f5, white to move (d6, f4 or f6); c4 is legal for
         // black only: the wrong colour.
         let (pos, _) = scripted(8, "f5");
-        let (_, hint) = judge_move(&pos, "c4").unwrap_err();
+        let BadMove { hint, .. } = judge_move(&pos, "c4").unwrap_err();
         assert!(hint.contains("but you play white"), "{hint}");
         // A legal move with rows and columns swapped.
         let legal = names(&pos);
@@ -1524,7 +1553,7 @@ mod tests {
             (pos.legal_moves() & t.bit() == 0 && pos.at(t).is_none()).then(|| square_name(t))
         });
         if let Some(t) = transposed {
-            let (_, hint) = judge_move(&pos, &t).unwrap_err();
+            let BadMove { hint, .. } = judge_move(&pos, &t).unwrap_err();
             assert!(
                 hint.contains("swapped") || hint.contains("but you play"),
                 "{hint}"

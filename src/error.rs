@@ -41,6 +41,10 @@ pub mod exit {
 pub enum HarnessError {
     #[error("{0}")]
     Config(String),
+    /// tournament.toml is invalid: the file, line, column and key are
+    /// kept for whoever handles the error, not only in the words.
+    #[error(transparent)]
+    ConfigFile(#[from] crate::config::ConfigError),
     #[error("{0}")]
     BoardLocked(String),
     #[error("{0}")]
@@ -49,8 +53,8 @@ pub enum HarnessError {
     PlayerUnavailable(String),
     #[error("{0}")]
     BotNoncompliant(String),
-    #[error("{0}")]
-    LockLost(String),
+    #[error(transparent)]
+    LockLost(#[from] crate::mailbox::LockLost),
     /// (The field is not called `source`: the message already quotes it,
     /// and a source would be printed a second time.)
     #[error("cannot write results to {path}: {error}")]
@@ -75,7 +79,7 @@ impl HarnessError {
 
     pub fn exit_code(&self) -> i32 {
         match self {
-            HarnessError::Config(_) => exit::CONFIG,
+            HarnessError::Config(_) | HarnessError::ConfigFile(_) => exit::CONFIG,
             HarnessError::BoardLocked(_) => exit::BOARD_LOCKED,
             HarnessError::ScheduleChanged(_) => exit::SCHEDULE_CHANGED,
             HarnessError::PlayerUnavailable(_) => exit::PLAYER_UNAVAILABLE,
@@ -93,4 +97,29 @@ pub fn exit_code_of(err: &anyhow::Error) -> i32 {
     err.chain()
         .find_map(|cause| cause.downcast_ref::<HarnessError>())
         .map_or(exit::FAILURE, HarnessError::exit_code)
+}
+
+#[cfg(test)]
+mod config_error_tests {
+    use super::*;
+    use crate::config::ConfigError;
+
+    #[test]
+    fn a_config_error_keeps_its_place_to_the_top_and_exits_3() {
+        let cause = ConfigError {
+            file: "t.toml".into(),
+            line: 7,
+            column: 3,
+            key: "size".into(),
+            message: "must be 4, 6 or 8".into(),
+            source_line: "size = 5".into(),
+        };
+        let err: anyhow::Error = HarnessError::from(cause.clone()).into();
+        assert_eq!(exit_code_of(&err), exit::CONFIG);
+        match err.downcast_ref::<HarnessError>() {
+            Some(HarnessError::ConfigFile(kept)) => assert_eq!(kept, &cause),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(err.to_string(), cause.to_string());
+    }
 }

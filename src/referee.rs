@@ -1,23 +1,30 @@
-//! One game between two player instances: NEW → READY, TURN / answer until
-//! neither side can move, END → BYE; the clock and every adjudication.
+//! One game between two players: NEW → READY, TURN / answer until neither
+//! side can move, END → BYE.
 //!
-//! Owns: the turn loop, the move clock and time bank, and turning every
-//! misbehaviour into a game result (DESIGN.md §3). Emits events and never
-//! prints; the only `Err` it returns is the harness's own failure (the board
-//! lost or unwritable), never a bot's.
+//! Owns: driving a game — sending what the pure [`core::GameCore`] asks
+//! for through two [`Seat`]s, timing the replies and feeding them back,
+//! waiting for players started by hand, restarting a player that exited
+//! between games, END → BYE and retiring players — and turning what
+//! happened into events and the game's record. The rules of adjudication
+//! live in `core`; how a player is reached lives in `seat`. Emits events
+//! and never prints; the only `Err` it returns is the harness's own
+//! failure (the board lost or unwritable), never a bot's.
 
-use crate::sandbox::Limit;
+pub mod core;
+pub mod seat;
+
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::HarnessError;
 use crate::event::{Event, EventSink};
-use crate::game::{
-    board_string, move_name, parse_move, replay_transcript, transcript, Color, IllegalMove, Move,
-    Position,
-};
-use crate::mailbox::{AnswerError, BoardLock, Pending};
-use crate::player::{Instance, Restart, GRACE};
-use crate::record::{DiscCount, EndReason, Forfeit, GameRecord, MoveRecord, Winner};
+use crate::game::{board_string, move_name, parse_move, transcript, Color, Move};
+use crate::mailbox::BoardLock;
+use crate::player::{Instance, GRACE};
+use crate::protocol::Reply;
+use crate::record::{DiscCount, Forfeit, GameRecord};
+
+pub use self::core::{failure_reason, GameCore, Happened, Lost, Next, Outcome, SeatError};
+pub use seat::{MailboxSeat, ScriptedSeat, Seat, SendError};
 
 /// How much time a bot gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,81 +72,19 @@ pub struct GameSpec {
     pub rules: Rules,
 }
 
+/// How often the referee says again whom it waits for.
+const WAIT_LOG_EVERY: Duration = Duration::from_secs(10);
 /// How long a bot started by hand may take to answer NEW before the
 /// referee says whom it waits for (a running bot answers in milliseconds).
 const LATE_AFTER: Duration = Duration::from_secs(2);
-/// How often the referee says again whom it waits for.
-const WAIT_LOG_EVERY: Duration = Duration::from_secs(10);
 
 fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
 
-struct Side<'a> {
-    inst: &'a mut Instance,
-    color: Color,
-}
-
-/// A forfeit in the making: who, why, in words.
-struct Lost {
-    color: Color,
-    reason: EndReason,
-    detail: String,
-}
-
-fn illegal_reason(why: IllegalMove) -> EndReason {
-    match why {
-        IllegalMove::OffBoard => EndReason::OffBoard,
-        IllegalMove::Occupied => EndReason::Occupied,
-        IllegalMove::NoFlips | IllegalMove::MustPass => EndReason::NoFlips,
-        IllegalMove::PassWithMoves => EndReason::PassWithMoves,
-    }
-}
-
-/// Maps a failed wait to a forfeit reason; `phase` names what was awaited.
-fn answer_reason(err: &AnswerError, phase: &str) -> (EndReason, String) {
-    let reason = match err {
-        AnswerError::Timeout {
-            pending: Pending::Partial(_),
-        } => EndReason::Incomplete,
-        AnswerError::Timeout { .. } if phase == "READY" => EndReason::NoReady,
-        AnswerError::Timeout { .. } => EndReason::Timeout,
-        AnswerError::Garbage(_) | AnswerError::Symlink(_) | AnswerError::Io(_) => {
-            EndReason::Garbage
-        }
-        AnswerError::WrongSender { .. } => EndReason::WrongSender,
-        AnswerError::Aborted(_) => EndReason::Exited,
-    };
-    (reason, format!("waiting for {phase}: {err}"))
-}
-
-/// Why a bot started by hand said nothing in time, for its forfeit: most
-/// often its process is simply gone, which the referee cannot see on
-/// another machine. `None` for an answer that was there but incomplete.
-fn hand_started_silence(inst: &Instance, err: &AnswerError, phase: &str) -> Option<String> {
-    let AnswerError::Timeout { pending } = err else {
-        return None;
-    };
-    let seen = match pending {
-        Pending::Nothing => String::new(),
-        Pending::Stale(seq) => {
-            format!(" (its out.txt still answers an earlier message, seq {seq})")
-        }
-        Pending::Unreadable(e) => format!(" (its out.txt could not be read: {e})"),
-        Pending::Partial(_) => return None,
-    };
-    let mailbox = inst.mailbox_as_seen();
-    Some(format!(
-        "waiting for {phase}: {}, a bot started by hand, did not answer in time{seen}. It may \
-         have stopped (ended, crashed, or its machine lost the share). Restart it by hand (stop \
-         it first if it still runs) and it joins the next game: {}",
-        inst.spec().name,
-        inst.spec().start_by_hand(&mailbox)
-    ))
-}
-
-/// Plays one game. `lock` (when given) is checked before every write to
-/// the board; losing it ends the game with `Err(LockLost)`.
+/// Plays one game between two player instances reached through their
+/// mailboxes. `lock` (when given) is checked before every write to the
+/// board; losing it ends the game with `Err(LockLost)`.
 pub fn play_game(
     spec: &GameSpec,
     black: &mut Instance,
@@ -147,543 +92,355 @@ pub fn play_game(
     lock: Option<&BoardLock>,
     sink: &dyn EventSink,
 ) -> Result<GameRecord, HarnessError> {
-    let span = tracing::info_span!(
-        "game",
-        id = %spec.id,
-        black = %black.spec().name,
-        white = %white.spec().name
-    );
+    let mut black = MailboxSeat::new(black, lock);
+    let mut white = MailboxSeat::new(white, lock);
+    play_seats(spec, [&mut black, &mut white], sink)
+}
+
+/// Plays one game between two seats (black first).
+pub fn play_seats(
+    spec: &GameSpec,
+    mut seats: [&mut dyn Seat; 2],
+    sink: &dyn EventSink,
+) -> Result<GameRecord, HarnessError> {
+    let names = [seats[0].name().to_string(), seats[1].name().to_string()];
+    let span = tracing::info_span!("game", id = %spec.id, black = %names[0], white = %names[1]);
     let _entered = span.enter();
     let started = now_rfc3339();
-    let (opening_moves, opening_pos) = replay_transcript(Position::start(spec.size), &spec.opening)
-        .map_err(|e| {
-            HarnessError::Config(format!("game {}: opening `{}`: {e}", spec.id, spec.opening))
-        })?;
+    let mut core = GameCore::new(spec.size, &spec.opening, spec.time, spec.rules).map_err(|e| {
+        HarnessError::Config(format!("game {}: opening `{}`: {e}", spec.id, spec.opening))
+    })?;
     sink.emit(&Event::GameStarted {
         id: &spec.id,
         round: spec.round,
-        black: &black.spec().name,
-        white: &white.spec().name,
+        black: &names[0],
+        white: &names[1],
         size: spec.size,
         opening: &spec.opening,
     });
-    let mut game = Game {
+    let mut driver = Driver {
         spec,
-        lock,
         sink,
-        pos: opening_pos,
-        moves: Vec::new(),
-        time_used: [0, 0],
-        bank_left: [spec.time.bank_ms.unwrap_or(0); 2],
-        last: "none".to_string(),
+        core: &mut core,
     };
-    {
-        let mut p = Position::start(spec.size);
-        for mv in &opening_moves {
-            game.moves.push(MoveRecord {
-                color: p.to_move().name().into(),
-                mv: move_name(*mv),
-                ms: 0,
-                opening: true,
-                auto: false,
-            });
-            p = p.play(*mv).expect("replayed").0;
-            game.last = move_name(*mv);
-        }
-    }
-    let mut sides = [
-        Side {
-            inst: black,
-            color: Color::Black,
-        },
-        Side {
-            inst: white,
-            color: Color::White,
-        },
-    ];
-    let lost = game.run(&mut sides, &span)?;
-    let record = game.finish(&mut sides, lost, started)?;
+    driver.greet(&mut seats, &names, &span)?;
+    driver.play(&mut seats)?;
+    let record = driver.finish(&mut seats, &names, started)?;
     sink.emit(&Event::GameOver { record: &record });
     Ok(record)
 }
 
-struct Game<'a> {
-    spec: &'a GameSpec,
-    lock: Option<&'a BoardLock>,
-    sink: &'a dyn EventSink,
-    pos: Position,
-    moves: Vec<MoveRecord>,
-    time_used: [u64; 2],
-    bank_left: [u64; 2],
-    last: String,
+fn color_of(i: usize) -> Color {
+    if i == 0 {
+        Color::Black
+    } else {
+        Color::White
+    }
 }
 
-impl Game<'_> {
-    fn check_lock(&self) -> Result<(), HarnessError> {
-        match self.lock {
-            Some(lock) => lock.ensure_held().map_err(HarnessError::LockLost),
-            None => Ok(()),
+/// Sends through a seat: the harness's failure is returned, the player's
+/// ends the game by a forfeit (and `Ok(false)`).
+fn deliver(
+    core: &mut GameCore,
+    seat: &mut dyn Seat,
+    color: Color,
+    request: &crate::protocol::Request,
+) -> Result<bool, HarnessError> {
+    match seat.send(request) {
+        Ok(()) => Ok(true),
+        Err(SendError::Harness(e)) => Err(e),
+        Err(SendError::Refused(why)) => {
+            core.undeliverable(color, &why);
+            Ok(false)
         }
     }
+}
 
-    fn send(&self, side: &mut Side<'_>, text: &str) -> Result<Option<Lost>, HarnessError> {
-        self.check_lock()?;
-        match side.inst.send(text) {
-            Ok(_) => Ok(None),
-            Err(AnswerError::Io(e)) => {
-                // Refused because the board was lost meanwhile, or the drive failed.
-                self.check_lock()?;
-                Err(HarnessError::BoardUnwritable(e))
-            }
-            Err(e) => Ok(Some(Lost {
-                color: side.color,
-                reason: EndReason::Garbage,
-                detail: format!("cannot write its in.txt: {e}"),
-            })),
-        }
-    }
+struct Driver<'a> {
+    spec: &'a GameSpec,
+    sink: &'a dyn EventSink,
+    core: &'a mut GameCore,
+}
 
-    fn lost_from(&self, side: &Side<'_>, err: &AnswerError, phase: &str) -> Lost {
-        if let Some(why) = side.inst.start_error() {
-            return Lost {
-                color: side.color,
-                reason: EndReason::StartFailed,
-                detail: format!("player `{}`: {why}", side.inst.spec().name),
-            };
-        }
-        if let Some((limit, why)) = side.inst.limit_breach() {
-            return Lost {
-                color: side.color,
-                reason: match limit {
-                    Limit::Memory => EndReason::Memory,
-                    Limit::Disk => EndReason::Disk,
-                },
-                detail: format!("waiting for {phase}: {why}"),
-            };
-        }
-        let (reason, mut detail) = answer_reason(err, phase);
-        if side.inst.is_waiting() {
-            if let Some(silent) = hand_started_silence(side.inst, err, phase) {
-                detail = silent;
-            }
-        }
-        Lost {
-            color: side.color,
-            reason,
-            detail,
-        }
-    }
-
-    /// The game up to its end; `Some` if it ended by a forfeit.
-    fn run(
-        &mut self,
-        sides: &mut [Side<'_>; 2],
-        span: &tracing::Span,
-    ) -> Result<Option<Lost>, HarnessError> {
-        let spec = self.spec;
-        // Start (or reuse) both processes, then send both NEWs before
-        // waiting, so two slow interpreters start side by side.
-        let mut fresh = [false; 2];
-        for (i, side) in sides.iter_mut().enumerate() {
-            match side.inst.prepare(span.clone()) {
-                Ok(started) => fresh[i] = started,
-                Err(e) => {
-                    return Ok(Some(Lost {
-                        color: side.color,
-                        reason: EndReason::StartFailed,
-                        detail: e.to_string(),
-                    }))
-                }
-            }
-        }
-        let names = [
-            sides[0].inst.spec().name.clone(),
-            sides[1].inst.spec().name.clone(),
-        ];
-        let new_text = |i: usize, color: Color| {
-            format!(
-                "NEW {} {} {} {} {}",
-                spec.id,
-                color,
-                names[1 - i],
-                spec.size,
-                spec.time.move_ms
-            )
-        };
-        let mut sent_at = [Instant::now(); 2];
-        for (i, side) in sides.iter_mut().enumerate() {
-            sent_at[i] = Instant::now();
-            if let Some(lost) = self.send(side, &new_text(i, side.color))? {
-                return Ok(Some(lost));
-            }
-        }
-        for (i, side) in sides.iter_mut().enumerate() {
-            let mut outcome = self.await_ready(side, sent_at[i])?;
-            // A reused bot may have exited after its last BYE (allowed): it
-            // is started again and asked again, once.
-            if let Some(Lost {
-                reason: EndReason::Exited,
-                ..
-            }) = outcome
-            {
-                if !fresh[i] {
-                    tracing::debug!(
-                        bot = side.inst.id(),
-                        "exited between games; starting it again"
-                    );
-                    if let Err(e) = side.inst.prepare(span.clone()) {
-                        return Ok(Some(Lost {
-                            color: side.color,
-                            reason: EndReason::StartFailed,
-                            detail: e.to_string(),
-                        }));
-                    }
-                    let again = Instant::now();
-                    if let Some(lost) = self.send(side, &new_text(i, side.color))? {
-                        return Ok(Some(lost));
-                    }
-                    outcome = self.await_ready(side, again)?;
-                }
-            }
-            if let Some(lost) = outcome {
-                return Ok(Some(lost));
-            }
-        }
-        loop {
-            if self.pos.is_over() {
-                return Ok(None);
-            }
-            let color = self.pos.to_move();
-            let side = &mut sides[color.index()];
-            if self.pos.legal_moves() == 0 && !spec.rules.ask_pass {
-                self.record_pass(color, true, 0);
-                continue;
-            }
-            if let Some(lost) = self.one_turn(side)? {
-                return Ok(Some(lost));
-            }
-        }
-    }
-
-    fn await_ready(
-        &mut self,
-        side: &mut Side<'_>,
-        sent_at: Instant,
-    ) -> Result<Option<Lost>, HarnessError> {
-        let answer = if side.inst.is_waiting() {
-            let give_up = self
-                .spec
-                .time
-                .wait_ms
-                .map(|ms| sent_at + Duration::from_millis(ms));
-            let mailbox = side.inst.mailbox_as_seen();
-            let start = side.inst.spec().start_by_hand(&mailbox);
-            // Said only once the bot is late: a running one answers at once.
-            let mut next_note = sent_at + LATE_AFTER;
-            loop {
-                let until = give_up.map_or(next_note, |g| next_note.min(g));
-                match side.inst.wait(until) {
-                    Err(AnswerError::Timeout { .. })
-                        if give_up.is_none_or(|g| Instant::now() < g) =>
-                    {
-                        self.sink.emit(&Event::Waiting {
-                            id: &self.spec.id,
-                            player: &side.inst.spec().name,
-                            mailbox: &mailbox,
-                            start: &start,
-                            waited_secs: sent_at.elapsed().as_secs(),
-                        });
-                        next_note = Instant::now() + WAIT_LOG_EVERY;
-                    }
-                    other => break other,
-                }
-            }
-        } else {
-            side.inst
-                .wait(sent_at + Duration::from_millis(self.spec.time.startup_ms))
-        };
-        Ok(match answer {
-            Ok(text) if text.eq_ignore_ascii_case("READY") => None,
-            Ok(text) => Some(Lost {
-                color: side.color,
-                reason: EndReason::WrongAnswer,
-                detail: format!("answered {text:?} to NEW; the answer must be READY"),
-            }),
-            Err(e) => Some(self.lost_from(side, &e, "READY")),
-        })
-    }
-
-    fn record_pass(&mut self, color: Color, auto: bool, ms: u64) {
-        self.moves.push(MoveRecord {
-            color: color.name().into(),
-            mv: "pass".into(),
-            ms,
-            opening: false,
-            auto,
-        });
-        self.pos = self.pos.pass_unchecked();
-        self.last = "pass".into();
-        let board = board_string(&self.pos);
-        self.sink.emit(&Event::Pass {
-            id: &self.spec.id,
-            ply: self.moves.len() as u32,
-            color,
-            auto,
-            board: &board,
-        });
-    }
-
-    /// One move of the side to move: TURN, answer, adjudication, retries.
-    fn one_turn(&mut self, side: &mut Side<'_>) -> Result<Option<Lost>, HarnessError> {
-        let spec = self.spec;
-        let color = side.color;
-        let mut retries = spec.rules.max_retries;
-        loop {
-            let allowed = spec.time.move_ms + self.bank_left[color.index()];
-            let text = format!(
-                "TURN {} {} {} {}",
-                color,
-                board_string(&self.pos),
-                self.last,
-                allowed
-            );
-            let t0 = Instant::now();
-            if let Some(lost) = self.send(side, &text)? {
-                return Ok(Some(lost));
-            }
-            let answer = side.inst.wait(t0 + Duration::from_millis(allowed));
-            let ms = t0.elapsed().as_millis() as u64;
-            let answer = match answer {
-                Ok(a) => a,
-                Err(e) => return Ok(Some(self.lost_from(side, &e, "a move"))),
-            };
-            self.time_used[color.index()] += ms;
-            if spec.time.bank_ms.is_some() && ms > spec.time.move_ms {
-                let over = ms - spec.time.move_ms;
-                self.bank_left[color.index()] = self.bank_left[color.index()].saturating_sub(over);
-            }
-            let verdict = parse_move(&answer, spec.size)
-                .map_err(|_| (EndReason::Unparseable, "not a square or `pass`".to_string()))
-                .and_then(|mv| {
-                    self.pos
-                        .check(mv)
-                        .map(|()| mv)
-                        .map_err(|why| (illegal_reason(why), why.to_string()))
-                });
-            match verdict {
-                Ok(Move::Pass) => {
-                    self.record_pass(color, false, ms);
-                    return Ok(None);
-                }
-                Ok(Move::Play(sq)) => {
-                    let (next, _) = self.pos.play(Move::Play(sq)).expect("checked");
-                    self.pos = next;
-                    let name = move_name(Move::Play(sq));
-                    self.moves.push(MoveRecord {
-                        color: color.name().into(),
-                        mv: name.clone(),
-                        ms,
-                        opening: false,
-                        auto: false,
-                    });
-                    let d = self.pos.discs();
-                    let board = board_string(&self.pos);
+impl Driver<'_> {
+    fn report(&self, happened: &[Happened]) {
+        let id = &self.spec.id;
+        for h in happened {
+            match h {
+                Happened::Moved {
+                    ply,
+                    color,
+                    mv,
+                    ms,
+                    after,
+                } => {
+                    let d = after.discs();
                     self.sink.emit(&Event::Move {
-                        id: &spec.id,
-                        ply: self.moves.len() as u32,
-                        color,
-                        mv: &name,
-                        ms,
+                        id,
+                        ply: *ply,
+                        color: *color,
+                        mv: &move_name(*mv),
+                        ms: *ms,
                         black: d.black,
                         white: d.white,
-                        board: &board,
+                        board: &board_string(after),
                     });
-                    self.last = name;
-                    return Ok(None);
                 }
-                Err((reason, why)) => {
-                    let detail = format!("answered {answer:?}: {why}");
-                    if retries == 0 {
-                        return Ok(Some(Lost {
-                            color,
-                            reason,
-                            detail,
-                        }));
-                    }
-                    retries -= 1;
-                    self.sink.emit(&Event::Illegal {
-                        id: &spec.id,
-                        color,
-                        answer: &answer,
-                        reason,
-                        retries_left: retries,
-                    });
-                    let t1 = Instant::now();
-                    if let Some(lost) = self.send(side, &format!("ILLEGAL {reason}"))? {
-                        return Ok(Some(lost));
-                    }
-                    match side
-                        .inst
-                        .wait(t1 + Duration::from_millis(spec.time.move_ms))
-                    {
-                        Ok(ok) if ok.eq_ignore_ascii_case("OK") => {}
-                        Ok(other) => {
-                            return Ok(Some(Lost {
-                                color,
-                                reason: EndReason::WrongAnswer,
-                                detail: format!(
-                                    "answered {other:?} to ILLEGAL; the answer must be OK"
-                                ),
-                            }))
-                        }
-                        Err(e) => return Ok(Some(self.lost_from(side, &e, "OK"))),
-                    }
-                }
+                Happened::Passed {
+                    ply,
+                    color,
+                    auto,
+                    after,
+                } => self.sink.emit(&Event::Pass {
+                    id,
+                    ply: *ply,
+                    color: *color,
+                    auto: *auto,
+                    board: &board_string(after),
+                }),
+                Happened::Retried {
+                    color,
+                    answer,
+                    reason,
+                    retries_left,
+                } => self.sink.emit(&Event::Illegal {
+                    id,
+                    color: *color,
+                    answer,
+                    reason: *reason,
+                    retries_left: *retries_left,
+                }),
+                // Reported with the game's end (`finish`).
+                Happened::Forfeited(_) => {}
             }
         }
     }
 
-    /// Scores the game, says END (and waits for BYE from bots in good
-    /// standing), and retires instances that forfeited.
+    /// Starts (or reuses) both players, then sends both NEWs before
+    /// waiting, so two slow interpreters start side by side.
+    fn greet(
+        &mut self,
+        seats: &mut [&mut dyn Seat; 2],
+        names: &[String; 2],
+        span: &tracing::Span,
+    ) -> Result<(), HarnessError> {
+        let mut fresh = [false; 2];
+        for (i, seat) in seats.iter_mut().enumerate() {
+            match seat.prepare(span.clone()) {
+                Ok(started) => fresh[i] = started,
+                Err(e) => {
+                    self.core.on_ready(color_of(i), Err(&e));
+                    return Ok(());
+                }
+            }
+        }
+        let new =
+            |core: &GameCore, i: usize| core.new_request(&self.spec.id, color_of(i), &names[1 - i]);
+        let mut sent_at = [Instant::now(); 2];
+        for (i, seat) in seats.iter_mut().enumerate() {
+            sent_at[i] = Instant::now();
+            let request = new(self.core, i);
+            if !deliver(self.core, &mut **seat, color_of(i), &request)? {
+                return Ok(());
+            }
+        }
+        for (i, seat) in seats.iter_mut().enumerate() {
+            let mut answer = self.await_ready(&mut **seat, sent_at[i]);
+            // A reused bot may have exited after its last BYE (allowed): it
+            // is started again and asked again, once.
+            if matches!(answer, Err(SeatError::Exited(_))) && !fresh[i] {
+                if let Err(e) = seat::restart(&mut **seat, span.clone()) {
+                    self.core.on_ready(color_of(i), Err(&e));
+                    return Ok(());
+                }
+                let again = Instant::now();
+                let request = new(self.core, i);
+                if !deliver(self.core, &mut **seat, color_of(i), &request)? {
+                    return Ok(());
+                }
+                answer = self.await_ready(&mut **seat, again);
+            }
+            let happened = self.core.on_ready(color_of(i), answer.as_deref());
+            if !happened.is_empty() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for READY: `startup-ms`, or as long as `wait-ms` allows for a
+    /// player started by hand, saying whom it waits for, where and how to
+    /// start it once it is late (after 2 s), then every 10 s.
+    fn await_ready(&self, seat: &mut dyn Seat, sent_at: Instant) -> Result<String, SeatError> {
+        let Some(by_hand) = seat.by_hand() else {
+            return seat.await_reply(sent_at + Duration::from_millis(self.core.startup_ms()));
+        };
+        let give_up = self
+            .spec
+            .time
+            .wait_ms
+            .map(|ms| sent_at + Duration::from_millis(ms));
+        // Said only once the bot is late: a running one answers at once.
+        let mut next_note = sent_at + LATE_AFTER;
+        loop {
+            let until = give_up.map_or(next_note, |g| next_note.min(g));
+            match seat.await_reply(until) {
+                Err(SeatError::Timeout { .. }) if give_up.is_none_or(|g| Instant::now() < g) => {
+                    self.sink.emit(&Event::Waiting {
+                        id: &self.spec.id,
+                        player: seat.name(),
+                        mailbox: &by_hand.mailbox,
+                        start: &by_hand.start,
+                        waited_secs: sent_at.elapsed().as_secs(),
+                    });
+                    next_note = Instant::now() + WAIT_LOG_EVERY;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// TURN / answer (and ILLEGAL / OK) until the core says the game is over.
+    fn play(&mut self, seats: &mut [&mut dyn Seat; 2]) -> Result<(), HarnessError> {
+        if self.core.is_over() {
+            return Ok(());
+        }
+        loop {
+            let mut happened = vec![];
+            let next = self.core.next(&mut happened);
+            self.report(&happened);
+            let Next::Ask {
+                color,
+                request,
+                limit_ms,
+            } = next
+            else {
+                return Ok(());
+            };
+            let seat = &mut *seats[color.index()];
+            let t0 = Instant::now();
+            if !deliver(self.core, seat, color, &request)? {
+                return Ok(());
+            }
+            let answer = seat.await_reply(t0 + Duration::from_millis(limit_ms));
+            let ms = t0.elapsed().as_millis() as u64;
+            let happened = self.core.on_reply(answer.as_deref(), ms);
+            self.report(&happened);
+        }
+    }
+
+    /// Scores the game, says END (and waits for BYE from players in good
+    /// standing), and retires players that forfeited.
     fn finish(
         &mut self,
-        sides: &mut [Side<'_>; 2],
-        lost: Option<Lost>,
+        seats: &mut [&mut dyn Seat; 2],
+        names: &[String; 2],
         started: String,
     ) -> Result<GameRecord, HarnessError> {
         let spec = self.spec;
-        let raw = self.pos.discs();
-        let all = u32::from(spec.size) * u32::from(spec.size);
-        let (result, reason, wof, forfeit) = match &lost {
-            None => {
-                let wof = self.pos.discs_wof();
-                (
-                    Winner::from_color(wof.winner()),
-                    EndReason::Normal,
-                    DiscCount::from(wof),
-                    None,
-                )
+        let outcome = self.core.outcome();
+        let forfeit = outcome.forfeit.as_ref().map(|l| {
+            let seat = &seats[l.color.index()];
+            self.sink.emit(&Event::Forfeit {
+                id: &spec.id,
+                color: l.color,
+                reason: l.reason,
+                detail: &l.detail,
+            });
+            Forfeit {
+                color: l.color.name().into(),
+                detail: l.detail.clone(),
+                exit: seat.exit_info(),
+                stderr_tail: seat.stderr_tail(),
             }
-            Some(l) => {
-                let inst = &sides[l.color.index()].inst;
-                let wof = match l.color {
-                    Color::Black => DiscCount {
-                        black: 0,
-                        white: all,
-                    },
-                    Color::White => DiscCount {
-                        black: all,
-                        white: 0,
-                    },
-                };
-                let forfeit = Forfeit {
-                    color: l.color.name().into(),
-                    detail: l.detail.clone(),
-                    exit: inst.exit_info().map(|e| e.to_string()),
-                    stderr_tail: inst.stderr_tail(),
-                };
-                self.sink.emit(&Event::Forfeit {
-                    id: &spec.id,
-                    color: l.color,
-                    reason: l.reason,
-                    detail: &l.detail,
-                });
-                (
-                    Winner::from_color(Some(l.color.opponent())),
-                    l.reason,
-                    wof,
-                    Some(forfeit),
-                )
-            }
-        };
-        let end = format!(
-            "END {} {} {} {}",
-            result.name(),
-            wof.black,
-            wof.white,
-            reason
-        );
-        let forfeiter = lost.as_ref().map(|l| l.color);
+        });
+        let forfeiter = outcome.forfeit.as_ref().map(|l| l.color);
+        let end = self.core.end_request();
         let mut sent = [false; 2];
-        for side in sides.iter_mut() {
-            // A bot that forfeited is killed below; one that never started
+        for (i, seat) in seats.iter_mut().enumerate() {
+            // A player that forfeited is ended below; one that never started
             // has nobody to tell.
-            if forfeiter != Some(side.color) && (side.inst.is_running() || side.inst.is_waiting()) {
-                sent[side.color.index()] = self.send(side, &end)?.is_none();
+            if forfeiter != Some(color_of(i)) && seat.is_reachable() {
+                sent[i] = match seat.send(&end) {
+                    Ok(()) => true,
+                    Err(SendError::Harness(e)) => return Err(e),
+                    Err(SendError::Refused(_)) => false,
+                };
             }
         }
-        let bye_deadline = Instant::now() + Duration::from_millis(spec.time.move_ms.max(1000));
-        for side in sides.iter_mut() {
-            let i = side.color.index();
-            if forfeiter == Some(side.color) {
-                if let Some(exit) = side.inst.stop(Duration::ZERO) {
-                    tracing::debug!(bot = side.inst.id(), "stopped after its forfeit ({exit})");
+        let bye_deadline = Instant::now() + Duration::from_millis(self.core.bye_ms());
+        for (i, seat) in seats.iter_mut().enumerate() {
+            if forfeiter == Some(color_of(i)) {
+                if let Some(exit) = seat.stop(Duration::ZERO) {
+                    tracing::debug!(bot = seat.id(), "stopped after its forfeit ({exit})");
                 }
                 continue;
             }
             if !sent[i] {
                 continue;
             }
-            match side.inst.wait(bye_deadline) {
-                Ok(t) if t.eq_ignore_ascii_case("BYE") => {}
+            match seat.await_reply(bye_deadline) {
+                Ok(t) if Reply::decode(&t, spec.size) == Ok(Reply::Bye) => {}
                 Ok(t) => {
                     tracing::warn!(
-                        bot = side.inst.id(),
+                        bot = seat.id(),
                         "answered {t:?} to END (expected BYE); it will be restarted"
                     );
-                    side.inst.stop(GRACE);
+                    seat.stop(GRACE);
                 }
                 Err(e) => {
-                    if !matches!(e, AnswerError::Aborted(_)) {
+                    if !matches!(e, SeatError::Exited(_)) {
                         tracing::warn!(
-                            bot = side.inst.id(),
+                            bot = seat.id(),
                             "no BYE after END: {e}; it will be restarted"
                         );
                     }
-                    side.inst.stop(GRACE);
+                    seat.stop(GRACE);
                 }
             }
-            if side.inst.spec().restart == Restart::PerGame {
-                side.inst.stop(GRACE);
+            if seat.per_game() {
+                seat.stop(GRACE);
             }
         }
-        for side in sides.iter() {
-            let n = side.inst.library_fallbacks();
+        for (i, seat) in seats.iter().enumerate() {
+            let n = seat.library_fallbacks();
             if n > 0 {
                 tracing::warn!(
                     "{} ({}): {n} move{} this game played by its library, not chosen by the bot \
                      (lines `{}` in the game log)",
-                    side.inst.id(),
-                    side.color,
+                    seat.id(),
+                    color_of(i),
                     if n == 1 { "" } else { "s" },
                     crate::player::LIBRARY_FALLBACK
                 );
             }
         }
         let moves: Vec<Move> = self
-            .moves
+            .core
+            .moves()
             .iter()
             .map(|m| parse_move(&m.mv, spec.size).expect("recorded moves parse"))
             .collect();
+        let used = self.core.time_used();
         Ok(GameRecord {
             id: spec.id.clone(),
             round: spec.round,
-            black: sides[0].inst.spec().name.clone(),
-            white: sides[1].inst.spec().name.clone(),
+            black: names[0].clone(),
+            white: names[1].clone(),
             size: spec.size,
             opening: spec.opening.clone(),
             transcript: transcript(&moves),
-            moves: std::mem::take(&mut self.moves),
-            result,
-            reason,
+            moves: self.core.moves().to_vec(),
+            result: outcome.result,
+            reason: outcome.reason,
             forfeit,
-            discs: DiscCount::from(raw),
-            discs_wof: wof,
+            discs: outcome.discs,
+            discs_wof: outcome.discs_wof,
             started,
             finished: now_rfc3339(),
             time_ms: DiscCount {
-                black: self.time_used[0] as u32,
-                white: self.time_used[1] as u32,
+                black: used[0] as u32,
+                white: used[1] as u32,
             },
             swiss_round: None,
         })
@@ -692,53 +449,146 @@ impl Game<'_> {
 
 #[cfg(test)]
 mod tests {
+    //! The driver with in-memory seats: no process, no folder.
+
+    use std::sync::Mutex;
+
     use super::*;
+    use crate::event::Silent;
+    use crate::protocol::Request;
+    use crate::record::{EndReason, Winner};
+
+    #[derive(Default)]
+    struct Kept(Mutex<Vec<String>>);
+
+    impl EventSink for Kept {
+        fn emit(&self, event: &Event<'_>) {
+            self.0.lock().unwrap().push(format!("{event:?}"));
+        }
+    }
+
+    fn spec(size: u8, rules: Rules) -> GameSpec {
+        GameSpec {
+            id: "t1".into(),
+            round: 1,
+            size,
+            opening: String::new(),
+            time: TimeControl {
+                move_ms: 100,
+                startup_ms: 100,
+                bank_ms: None,
+                wait_ms: None,
+            },
+            rules,
+        }
+    }
 
     #[test]
-    fn answer_errors_map_to_reasons() {
-        let table = [
-            (
-                AnswerError::Timeout {
-                    pending: Pending::Nothing,
-                },
-                "a move",
-                EndReason::Timeout,
-            ),
-            (
-                AnswerError::Timeout {
-                    pending: Pending::Nothing,
-                },
-                "READY",
-                EndReason::NoReady,
-            ),
-            (
-                AnswerError::Timeout {
-                    pending: Pending::Partial("x\nreferee\n3\nd".into()),
-                },
-                "a move",
-                EndReason::Incomplete,
-            ),
-            (
-                AnswerError::Garbage("binary".into()),
-                "a move",
-                EndReason::Garbage,
-            ),
-            (
-                AnswerError::Aborted("exit status 1".into()),
-                "a move",
-                EndReason::Exited,
-            ),
-            (
-                AnswerError::WrongSender {
-                    from: "a".into(),
-                    to: "b".into(),
-                },
-                "a move",
-                EndReason::WrongSender,
-            ),
-        ];
-        for (err, phase, expected) in table {
-            assert_eq!(answer_reason(&err, phase).0, expected, "{err:?}");
+    fn two_scripted_seats_play_a_whole_game() {
+        let (mut b, mut w) = (
+            ScriptedSeat::first_legal("b"),
+            ScriptedSeat::first_legal("w"),
+        );
+        let kept = Kept::default();
+        let r = play_seats(&spec(4, Rules::default()), [&mut b, &mut w], &kept).unwrap();
+        assert_eq!(r.reason, EndReason::Normal);
+        assert_eq!((r.black.as_str(), r.white.as_str()), ("b", "w"));
+        assert_eq!(r.discs_wof.black + r.discs_wof.white, 16);
+        for (seat, color, opponent) in [(&b, Color::Black, "w"), (&w, Color::White, "b")] {
+            assert_eq!(
+                seat.received.first(),
+                Some(&Request::New {
+                    game: "t1".into(),
+                    color,
+                    opponent: opponent.into(),
+                    size: 4,
+                    move_ms: 100,
+                })
+            );
+            assert!(matches!(seat.received.last(), Some(Request::End { .. })));
         }
+        let played = r.moves.iter().filter(|m| !m.auto).count();
+        let turns = b.received.len() + w.received.len() - 4;
+        assert_eq!(turns, played, "one TURN per move a seat made");
+        let events = kept.0.lock().unwrap();
+        assert!(events.first().unwrap().starts_with("GameStarted"));
+        assert!(events.last().unwrap().starts_with("GameOver"));
+    }
+
+    #[test]
+    fn a_seat_gone_after_its_last_bye_is_started_again_once() {
+        let mut first = true;
+        let mut b = ScriptedSeat::new("b", move |req| match req {
+            Request::New { .. } if std::mem::take(&mut first) => Err(SeatError::Exited(
+                "the bot's process ended (exit status 0)".into(),
+            )),
+            Request::New { .. } => Ok("READY".into()),
+            Request::Turn { pos, .. } => Ok(pos
+                .legal_squares()
+                .first()
+                .map_or("pass".into(), |s| crate::game::square_name(*s))),
+            _ => Ok("BYE".into()),
+        });
+        // Running from an earlier game: not fresh.
+        b.prepare(tracing::Span::none()).unwrap();
+        let mut w = ScriptedSeat::first_legal("w");
+        let r = play_seats(&spec(4, Rules::default()), [&mut b, &mut w], &Silent).unwrap();
+        assert_eq!(r.reason, EndReason::Normal, "{:?}", r.forfeit);
+        assert_eq!(b.starts, 2);
+
+        // A fresh one that exits at once forfeits.
+        let mut b = ScriptedSeat::new("b", |_| Err(SeatError::Exited("ended".into())));
+        let mut w = ScriptedSeat::first_legal("w");
+        let r = play_seats(&spec(4, Rules::default()), [&mut b, &mut w], &Silent).unwrap();
+        assert_eq!((r.reason, r.result), (EndReason::Exited, Winner::White));
+        assert_eq!(b.starts, 1);
+    }
+
+    #[test]
+    fn a_seat_that_cannot_start_forfeits_and_the_other_is_not_asked() {
+        let mut b = ScriptedSeat::first_legal("b");
+        b.start_failure = Some("player `b`: cannot start `nope`".into());
+        let mut w = ScriptedSeat::first_legal("w");
+        let r = play_seats(&spec(4, Rules::default()), [&mut b, &mut w], &Silent).unwrap();
+        assert_eq!(
+            (r.reason, r.result),
+            (EndReason::StartFailed, Winner::White)
+        );
+        assert_eq!(r.forfeit.unwrap().detail, "player `b`: cannot start `nope`");
+        assert!(w.received.is_empty());
+    }
+
+    #[test]
+    fn a_retried_illegal_answer_is_reported_and_the_game_goes_on() {
+        let mut tried = false;
+        let mut b = ScriptedSeat::new("b", move |req| match req {
+            Request::Turn { .. } if !std::mem::replace(&mut tried, true) => Ok("a1".into()),
+            Request::Turn { pos, .. } => Ok(pos
+                .legal_squares()
+                .first()
+                .map_or("pass".into(), |s| crate::game::square_name(*s))),
+            Request::New { .. } => Ok("READY".into()),
+            Request::End { .. } => Ok("BYE".into()),
+            _ => Ok("OK".into()),
+        });
+        let mut w = ScriptedSeat::first_legal("w");
+        let kept = Kept::default();
+        let rules = Rules {
+            max_retries: 1,
+            ask_pass: false,
+        };
+        let r = play_seats(&spec(4, rules), [&mut b, &mut w], &kept).unwrap();
+        assert_eq!(r.reason, EndReason::Normal);
+        assert_eq!(
+            b.received[2],
+            Request::Illegal {
+                reason: "no-flips".into()
+            }
+        );
+        let events = kept.0.lock().unwrap();
+        assert_eq!(
+            events.iter().filter(|e| e.starts_with("Illegal")).count(),
+            1
+        );
     }
 }

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::game::{board_string, Position};
+use crate::game::{Color, Position};
 use crate::mailbox::{Message, REFEREE};
 use crate::player::{Instance, PlayerSpec};
+use crate::protocol::{Reply, Request};
 
 use super::stats::percentile;
 use super::sys::{context_switches, cpu_time, Scratch};
@@ -86,7 +87,19 @@ fn process_cpu(pid: u32) -> Option<Duration> {
 
 /// The TURN the bench sends: black to move from the start position.
 pub fn turn_text() -> String {
-    format!("TURN black {} none 5000", board_string(&Position::start(8)))
+    Request::turn(&Position::start(8), None, 5000).encode()
+}
+
+/// The NEW of bench game `game`: black, 8×8, against `bench`.
+pub fn new_text(game: &str) -> String {
+    Request::New {
+        game: game.to_string(),
+        color: Color::Black,
+        opponent: "bench".to_string(),
+        size: 8,
+        move_ms: 5000,
+    }
+    .encode()
 }
 
 /// `moves` timed TURN → answer exchanges with a built-in random bot whose
@@ -101,9 +114,9 @@ pub fn handoff(root: &Path, moves: usize) -> anyhow::Result<Handoff> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let far = || Instant::now() + Duration::from_secs(10);
     let ready = bot
-        .exchange("NEW bench-1 black bench 8 5000", far())
+        .exchange(&new_text("bench-1"), far())
         .map_err(|e| anyhow::anyhow!("the built-in bot did not start: {e}"))?;
-    if ready != "READY" {
+    if Reply::decode(&ready, 8) != Ok(Reply::Ready) {
         bail!("the built-in bot answered {ready:?} to NEW");
     }
     let turn = turn_text();
@@ -143,7 +156,7 @@ pub fn handoff(root: &Path, moves: usize) -> anyhow::Result<Handoff> {
         (Some(a), Some(b)) => (b - a + context_switches() - own_switches0) as f64 / moves as f64,
         _ => f64::NAN,
     };
-    let _ = bot.exchange("END draw 2 2 normal", far());
+    let _ = bot.exchange(&Request::end(2, 2, "normal").encode(), far());
     drop(bot);
     let per_move = |d: Duration| d.as_secs_f64() * 1e6 / moves as f64;
     Ok(Handoff {

@@ -615,7 +615,7 @@ fn idle_once(root: &Path, python: &Path, scripts: &Path, moves: usize) -> anyhow
     bot.prepare(tracing::Span::none())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let deadline = || Instant::now() + Duration::from_secs(10);
-    bot.exchange("NEW bench-idle black bench 8 5000", deadline())
+    bot.exchange(&handoff::new_text("bench-idle"), deadline())
         .map_err(|e| anyhow::anyhow!("the slow bot did not start: {e}"))?;
     let turn = handoff::turn_text();
     let cpu = sys::cpu_time();

@@ -138,7 +138,7 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow:
         bot.prepare(tracing::Span::none())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         bot.exchange(
-            "NEW bench-start black bench 8 5000",
+            &super::handoff::new_text("bench-start"),
             Instant::now() + Duration::from_secs(10),
         )
         .map_err(|e| anyhow::anyhow!("the bot did not start: {e}"))?;

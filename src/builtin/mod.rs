@@ -13,8 +13,9 @@ use rand::SeedableRng;
 
 pub use strategy::{weight, Strategy};
 
-use crate::game::{move_name, parse_board_string, Color};
+use crate::game::Move;
 use crate::mailbox::BotMailbox;
+use crate::protocol::{Reply, Request, Verb};
 
 /// A generator seeded by the bot's seed and the game id only, so a game
 /// replayed (after a resume) sees the same choices.
@@ -35,28 +36,26 @@ pub fn run(strategy: Strategy, seed: u64, dir: &Path, games: Option<u32>) -> std
         let Some(msg) = mailbox.next_message(None) else {
             continue;
         };
-        let mut words = msg.text.split(' ');
-        let answer = match words.next().unwrap_or("") {
-            "NEW" => {
-                rng = game_rng(seed, words.next().unwrap_or(""));
-                "READY".to_string()
+        let reply = match Request::decode(&msg.text) {
+            Ok(Request::New { game, .. }) => {
+                rng = game_rng(seed, &game);
+                Reply::Ready
             }
-            "TURN" => {
-                let color = match words.next() {
-                    Some("white") => Color::White,
-                    _ => Color::Black,
-                };
-                match parse_board_string(words.next().unwrap_or(""), color) {
-                    Ok(pos) => move_name(strategy.choose(&pos, &mut rng)),
-                    Err(_) => "pass".to_string(),
-                }
-            }
-            "END" => {
+            Ok(Request::Turn { pos, .. }) => Reply::Move(strategy.choose(&pos, &mut rng)),
+            // A TURN whose board cannot be read: nothing to choose from.
+            Err(e) if e.verb() == Some(Verb::Turn) => Reply::Move(Move::Pass),
+            Ok(Request::End { .. }) => {
                 ended += 1;
-                "BYE".to_string()
+                Reply::Bye
             }
-            _ => "OK".to_string(),
+            Err(e) if e.verb() == Some(Verb::End) => {
+                ended += 1;
+                Reply::Bye
+            }
+            Err(e) if e.verb() == Some(Verb::New) => Reply::Ready,
+            Ok(Request::Illegal { .. } | Request::Other(_)) | Err(_) => Reply::Ok,
         };
+        let answer = reply.encode();
         mailbox.answer(&msg, &answer)?;
         if games.is_some_and(|g| ended >= g) {
             return Ok(());

@@ -46,8 +46,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         ask_pass: args.ask_pass || cfg.is_some_and(|c| c.rules.ask_pass),
     };
     if let (None, Some(c)) = (&args.board, cfg) {
-        c.check_board()
-            .map_err(|e| HarnessError::Config(e.to_string()))?;
+        c.check_board().map_err(HarnessError::ConfigFile)?;
     }
     let board = args
         .board

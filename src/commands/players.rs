@@ -20,7 +20,7 @@ pub fn optional_config(given: Option<&Path>) -> anyhow::Result<Option<Config>> {
     };
     config::load(&path)
         .map(Some)
-        .map_err(|e| HarnessError::Config(e.to_string()).into())
+        .map_err(|e| HarnessError::ConfigFile(e).into())
 }
 
 /// The results folder: `--results`, else the config's, else `./results`.

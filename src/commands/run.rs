@@ -101,16 +101,14 @@ fn announce_sandbox(config: &Config) {
 
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let format = parse_format(&args.format)?;
-    let mut config = config::load(&args.config).map_err(|e| HarnessError::Config(e.to_string()))?;
+    let mut config = config::load(&args.config).map_err(HarnessError::ConfigFile)?;
     if let Some(g) = args.games_per_pairing {
         config.games_per_pairing = g.max(1);
     }
     if let Some(c) = args.concurrency {
         config.concurrency = c.max(1);
     }
-    config
-        .check_board()
-        .map_err(|e| HarnessError::Config(e.to_string()))?;
+    config.check_board().map_err(HarnessError::ConfigFile)?;
     preflight(&mut config, args.strict)?;
     announce_sandbox(&config);
     let swiss = config.format == Format::Swiss;

@@ -287,8 +287,8 @@ fn remove_lock_folder(board: &Path, name: &str) {
 /// since does not count).
 pub fn holder_alive(o: &OwnerRecord) -> bool {
     match humantime::parse_rfc3339_weak(&o.started) {
-        Ok(t) => crate::player::process::pid_alive_since(o.pid, t),
-        Err(_) => crate::player::process::pid_alive(o.pid),
+        Ok(t) => crate::pid::pid_alive_since(o.pid, t),
+        Err(_) => crate::pid::pid_alive(o.pid),
     }
 }
 
@@ -348,7 +348,7 @@ impl Held {
         self.lost.store(true, Ordering::SeqCst);
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), LockLost> {
         if !self.lost.load(Ordering::SeqCst) {
             let since = self
                 .last_ok
@@ -364,12 +364,28 @@ impl Held {
                 since.as_secs_f64()
             ));
         }
-        Err(self
-            .reason
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .unwrap_or_default())
+        Err(LockLost(
+            self.reason
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+                .unwrap_or_default(),
+        ))
+    }
+}
+
+/// This referee no longer holds the board: why, in words. Travels inside
+/// an `io::Error` from the writes it stopped, so a caller can tell it from
+/// a drive's failure (`LockLost::in_io`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LockLost(pub String);
+
+impl LockLost {
+    /// The lost lock an I/O error carries, if that is what stopped it.
+    pub fn in_io(e: &std::io::Error) -> Option<&LockLost> {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<LockLost>())
     }
 }
 
@@ -381,7 +397,7 @@ static HELD: Mutex<Vec<std::sync::Weak<Held>>> = Mutex::new(Vec::new());
 /// none); otherwise why not. Checked before every write to a board, so a
 /// referee that lost the board (stopped past the stale period, then
 /// continued) never touches the new holder's files.
-pub fn may_write_board() -> Result<(), String> {
+pub fn may_write_board() -> Result<(), LockLost> {
     let held: Vec<Arc<Held>> = HELD
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -493,7 +509,7 @@ impl BoardLock {
 
     /// Ok while this referee still owns the board; otherwise why not. Every
     /// write to the board must be preceded by this check.
-    pub fn ensure_held(&self) -> Result<(), String> {
+    pub fn ensure_held(&self) -> Result<(), LockLost> {
         self.held.check()
     }
 
@@ -964,7 +980,15 @@ mod tests {
         // As if stopped past the give-up time (no heartbeat since).
         *lock.held.last_ok.lock().unwrap() = Instant::now() - Duration::from_secs(1);
         let why = lock.ensure_held().unwrap_err();
-        assert!(why.contains("no heartbeat"), "{why}");
+        assert!(why.0.contains("no heartbeat"), "{why}");
+    }
+
+    #[test]
+    fn a_lost_lock_is_told_apart_from_a_drive_failure() {
+        let lost = LockLost("no heartbeat for 31.0 s".into());
+        let e = std::io::Error::other(lost.clone());
+        assert_eq!(LockLost::in_io(&e), Some(&lost));
+        assert_eq!(LockLost::in_io(&std::io::Error::other("EIO")), None);
     }
 
     #[test]

@@ -36,14 +36,27 @@ pub struct Message {
     pub text: String,
 }
 
+/// Why complete bytes are not a message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("{len} bytes, more than the {MAX_MESSAGE_BYTES}-byte limit")]
+    TooBig { len: usize },
+    #[error("byte 0x{byte:02x} at offset {offset} is not printable ASCII")]
+    NotPrintable { byte: u8, offset: usize },
+    #[error("more than four lines")]
+    MoreThanFourLines,
+    #[error("line 3 (seq) is `{text}`, not a number")]
+    BadSeq { text: String },
+}
+
 /// What a reader made of the bytes it found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decoded {
     /// Fewer than four newline-terminated lines: the writer may not be done.
     Incomplete,
     Complete(Message),
-    /// Complete but not a message: why, in words.
-    Garbage(String),
+    /// Complete but not a message: why.
+    Garbage(FrameError),
 }
 
 impl Message {
@@ -95,10 +108,7 @@ impl Message {
     /// blank lines after the fourth line are tolerated.
     pub fn decode(bytes: &[u8]) -> Decoded {
         if bytes.len() > MAX_MESSAGE_BYTES {
-            return Decoded::Garbage(format!(
-                "{} bytes, more than the {MAX_MESSAGE_BYTES}-byte limit",
-                bytes.len()
-            ));
+            return Decoded::Garbage(FrameError::TooBig { len: bytes.len() });
         }
         // Split into complete lines; the remainder (no newline yet) is a
         // line still being written.
@@ -121,10 +131,10 @@ impl Message {
         // caching), so NULs alone mean a message still arriving.
         let printable = |b: u8| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b);
         if let Some(bad) = bytes.iter().position(|&b| !printable(b) && b != 0) {
-            return Decoded::Garbage(format!(
-                "byte 0x{:02x} at offset {bad} is not printable ASCII",
-                bytes[bad]
-            ));
+            return Decoded::Garbage(FrameError::NotPrintable {
+                byte: bytes[bad],
+                offset: bad,
+            });
         }
         if bytes.contains(&0) {
             return Decoded::Incomplete;
@@ -133,13 +143,13 @@ impl Message {
             return Decoded::Incomplete;
         }
         if !rest.iter().all(|b| b.is_ascii_whitespace()) {
-            return Decoded::Garbage("more than four lines".to_string());
+            return Decoded::Garbage(FrameError::MoreThanFourLines);
         }
         let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
         let seq_text = text(lines[2]);
         let seq = match seq_text.parse::<u64>() {
             Ok(n) if !seq_text.is_empty() && seq_text.bytes().all(|b| b.is_ascii_digit()) => n,
-            _ => return Decoded::Garbage(format!("line 3 (seq) is `{seq_text}`, not a number")),
+            _ => return Decoded::Garbage(FrameError::BadSeq { text: seq_text }),
         };
         Decoded::Complete(Message {
             from: text(lines[0]),

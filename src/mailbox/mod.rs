@@ -29,9 +29,12 @@ pub use files::{
 };
 pub use lock::{holder_alive, hostname, read_owner};
 pub use lock::{
-    may_write_board, BoardLock, LockError, LockOptions, OwnerRecord, DEFAULT_STALE, LOCK_DIR,
+    may_write_board, BoardLock, LockError, LockLost, LockOptions, OwnerRecord, DEFAULT_STALE,
+    LOCK_DIR,
 };
-pub use message::{Decoded, Message, IN_RECORD, MAX_MESSAGE_BYTES, OUT_RECORD, PAD, REFEREE};
+pub use message::{
+    Decoded, FrameError, Message, IN_RECORD, MAX_MESSAGE_BYTES, OUT_RECORD, PAD, REFEREE,
+};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
 
 /// The file only the referee writes.
@@ -259,8 +262,11 @@ fn is_message_start(bytes: &[u8]) -> bool {
 pub enum AnswerError {
     /// The deadline passed; what `out.txt` held then.
     Timeout { pending: Pending },
-    /// `out.txt` is not a message (binary, malformed, not a file, too big).
+    /// `out.txt` is not a file to read (not a regular file, too big, linked).
     Garbage(String),
+    /// `out.txt`'s bytes are not a message (binary, more than four lines, a
+    /// bad seq).
+    BadFrame(FrameError),
     /// The answer has the awaited seq but the wrong from/to.
     WrongSender { from: String, to: String },
     /// `out.txt` or the mailbox folder is a symlink, or the folder was
@@ -268,8 +274,10 @@ pub enum AnswerError {
     Symlink(String),
     /// The caller's abort check said stop (e.g. the bot's process exited).
     Aborted(String),
-    /// The harness could not read the folder.
+    /// The harness could not read or write the folder.
     Io(String),
+    /// This referee lost the board: it wrote nothing.
+    LockLost(LockLost),
 }
 
 impl fmt::Display for AnswerError {
@@ -294,6 +302,7 @@ impl fmt::Display for AnswerError {
                 pending: Pending::Unreadable(e),
             } => write!(f, "no answer in time (out.txt could not be read: {e})"),
             AnswerError::Garbage(why) => write!(f, "garbage in out.txt: {why}"),
+            AnswerError::BadFrame(why) => write!(f, "garbage in out.txt: {why}"),
             AnswerError::WrongSender { from, to } => write!(
                 f,
                 "answer addressed from `{from}` to `{to}` (lines 1 and 2 must be the bot's id and `referee`)"
@@ -301,6 +310,7 @@ impl fmt::Display for AnswerError {
             AnswerError::Symlink(what) => write!(f, "{what}, which is refused"),
             AnswerError::Aborted(why) => write!(f, "{why}"),
             AnswerError::Io(e) => write!(f, "cannot read the mailbox: {e}"),
+            AnswerError::LockLost(why) => write!(f, "the board is no longer ours: {why}"),
         }
     }
 }
@@ -563,8 +573,10 @@ impl Mailbox {
             _ => msg.encode().into_bytes(),
         };
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        w.0.write(&msg)
-            .map_err(|e| AnswerError::Io(format!("writing {}: {e}", target.display())))?;
+        w.0.write(&msg).map_err(|e| match LockLost::in_io(&e) {
+            Some(lost) => AnswerError::LockLost(lost.clone()),
+            None => AnswerError::Io(format!("writing {}: {e}", target.display())),
+        })?;
         w.1 = msg;
         Ok(())
     }
@@ -607,7 +619,7 @@ impl Mailbox {
             Decoded::Incomplete => Ok(Err(Pending::Partial(
                 String::from_utf8_lossy(&bytes).into_owned(),
             ))),
-            Decoded::Garbage(why) => Err(AnswerError::Garbage(why)),
+            Decoded::Garbage(why) => Err(AnswerError::BadFrame(why)),
             Decoded::Complete(m) if m.seq == seq => {
                 if m.from != self.id || m.to != REFEREE {
                     return Err(AnswerError::WrongSender {

@@ -10,7 +10,7 @@ use super::files::{read_limited, ReadOutcome};
 use super::lock::{hostname, read_owner, OwnerRecord, FLOCK_FILE};
 use super::message::{Decoded, Message, MAX_MESSAGE_BYTES};
 use super::{IN_FILE, OUT_FILE, PLAYERS_DIR};
-use crate::player::process::pid_alive;
+use crate::pid::pid_alive;
 
 /// Whether the board's owner looks alive.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -126,6 +126,11 @@ impl Instance {
         }
     }
 
+    /// The seq of the last message written to the bot.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
     /// How many times a process was started for this instance.
     pub fn starts(&self) -> u32 {
         self.starts

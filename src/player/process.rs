@@ -107,69 +107,7 @@ pub struct ProcessTree {
     pub exit: Arc<ExitCell>,
 }
 
-/// Whether a process with this pid exists on this machine.
-pub fn pid_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        // SAFETY: signal 0 only checks existence and permission.
-        let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-        rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
-    }
-}
-
-/// Whether the process with this pid exists and is the one that was
-/// running at `seen_at` (it started no later than that): pids are reused,
-/// so a pid alone proves nothing after its process died. Where the start
-/// time cannot be read, the pid alone counts.
-pub fn pid_alive_since(pid: u32, seen_at: std::time::SystemTime) -> bool {
-    if !pid_alive(pid) {
-        return false;
-    }
-    match started_at(pid) {
-        Some(t) => t <= seen_at + Duration::from_secs(2),
-        None => true,
-    }
-}
-
-/// When process `pid` started, from `/proc` (Linux).
-fn started_at(pid: u32) -> Option<std::time::SystemTime> {
-    #[cfg(target_os = "linux")]
-    {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // Field 22 (starttime, clock ticks after boot): the 20th after ')'.
-        let ticks: u64 = stat
-            .rsplit_once(')')?
-            .1
-            .split_whitespace()
-            .nth(19)?
-            .parse()
-            .ok()?;
-        let btime: u64 = std::fs::read_to_string("/proc/stat")
-            .ok()?
-            .lines()
-            .find_map(|l| l.strip_prefix("btime "))?
-            .trim()
-            .parse()
-            .ok()?;
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        if hz <= 0 {
-            return None;
-        }
-        let secs = btime as f64 + ticks as f64 / hz as f64;
-        Some(std::time::UNIX_EPOCH + Duration::from_secs_f64(secs))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = pid;
-        None
-    }
-}
+pub use crate::pid::{pid_alive, pid_alive_since};
 
 /// Asks the kernel to KILL this process when its parent dies (Linux), so a
 /// built-in bot never outlives a referee killed with -9.

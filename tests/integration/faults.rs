@@ -11,8 +11,9 @@
 //!   fault [cache] <injected> → <what happened> (<counts>)
 //!
 //! and the group fails at the end, naming every scenario that failed.
-//! Needs root, /dev/fuse, sshfs, sshd, faketime, ruby and flock; FAULTS.md
-//! holds the table of results and how to run it.
+//! Needs root, /dev/fuse, sshfs, sshd, faketime, ruby and flock (skipped
+//! with the install line without them, see `needs`); FAULTS.md holds the
+//! table of results and how to run it.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -28,6 +29,7 @@ use tournament::player::process::descendants;
 use tournament::record::{EndReason, GameRecord};
 
 use crate::fixture::{live_in_group, project_root, tournament_bin, wait_until, Scratch};
+use crate::needs::{self, Need};
 
 /// One group at a time, whatever the test runner does.
 pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
@@ -50,46 +52,11 @@ impl Cache {
 // ---------------------------------------------------------------------------
 // Prerequisites, the drive, background processes.
 
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-}
-
-/// Fails (never skips) with what to install.
-fn prerequisites() {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let mut missing = Vec::new();
-    if !root {
-        missing.push("root (sshfs needs /dev/fuse; the full-disk case mounts a tmpfs)".to_string());
-    }
-    if !Path::new("/dev/fuse").exists() {
-        missing.push("/dev/fuse (a container needs --device /dev/fuse --cap-add SYS_ADMIN)".into());
-    }
-    for (what, ok, pkg) in [
-        ("sshfs", on_path("sshfs"), "sshfs"),
-        ("fusermount3", on_path("fusermount3"), "fuse3"),
-        (
-            "/usr/sbin/sshd",
-            Path::new("/usr/sbin/sshd").exists(),
-            "openssh-server",
-        ),
-        ("ssh", on_path("ssh"), "openssh-client"),
-        ("faketime", on_path("faketime"), "faketime"),
-        ("ruby", on_path("ruby"), "ruby"),
-        ("python3", on_path("python3"), "python3"),
-        ("flock", on_path("flock"), "util-linux"),
-    ] {
-        if !ok {
-            missing.push(format!("{what} (apt-get install -y {pkg})"));
-        }
-    }
-    assert!(
-        missing.is_empty(),
-        "the fault suite (tests/integration/faults.rs) cannot run; missing: {}. \
-         CI installs them: apt-get install -y sshfs openssh-server faketime ruby",
-        missing.join(", ")
-    );
+/// Everything the fault suite needs beyond cargo and python3.
+fn prerequisites() -> Vec<Need> {
+    let mut all = needs::SHARED_DRIVE.to_vec();
+    all.extend([needs::FAKETIME, needs::RUBY]);
+    all
 }
 
 /// Two sshfs mounts of one folder (`scripts/shared-drive`), down on drop.
@@ -108,7 +75,6 @@ fn script() -> PathBuf {
 
 impl Drive {
     pub(crate) fn up(cache: Cache) -> Drive {
-        prerequisites();
         let tmp = tempfile::Builder::new()
             .prefix("tournament-faults-")
             // Open to all: bots of a root referee run as `nobody`.
@@ -641,6 +607,9 @@ impl Suite {
 }
 
 fn group(cache: Cache, name: &'static str, body: impl FnOnce(&Env<'_>, &mut Suite)) {
+    if !needs::have(&prerequisites()) {
+        return;
+    }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let local = Scratch::new();
     let drive = Drive::up(cache);

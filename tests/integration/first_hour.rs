@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::fixture::{project_root, Scratch};
+use crate::needs;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -91,7 +92,10 @@ fn buggy_bots() -> Scratch {
 #[test]
 fn check_bot_fails_a_bad_choice_the_library_covered_and_names_the_mistake() {
     let s = buggy_bots();
-    for (file, _, expected) in BUGGY {
+    let cases = needs::keep_runnable(BUGGY.to_vec(), |(file, _, _)| {
+        needs::interpreter_of(interpreter(file))
+    });
+    for (file, _, expected) in cases {
         let out = s
             .cmd(&["check-bot", "--", interpreter(file), file])
             .timeout(Duration::from_secs(60))
@@ -123,6 +127,9 @@ fn check_bot_fails_a_bad_choice_the_library_covered_and_names_the_mistake() {
 
 #[test]
 fn play_warns_about_library_fallbacks_with_a_count_and_strict_makes_them_a_forfeit() {
+    if !needs::have(&[needs::RUBY, needs::NODE]) {
+        return;
+    }
     let s = buggy_bots();
     let out = s
         .cmd(&[

@@ -419,7 +419,9 @@ fn assert_png(file: &str) {
 
 #[test]
 fn the_live_page_follows_a_run_of_slow_bots_in_headless_chromium() {
-    chromium();
+    if !crate::needs::have(&[crate::needs::CHROMIUM]) {
+        return;
+    }
     let s = Scratch::new();
     let bot = fakebot("slow 300");
     let argv: Vec<String> = bot.split(' ').map(|a| format!("\"{a}\"")).collect();

@@ -569,9 +569,10 @@ end
 
 #[test]
 fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
-    use tournament::game::{board_string, parse_move, replay_transcript, Move, Position};
-    if Command::new("ruby").arg("-v").output().is_err() {
-        panic!("ruby is needed for this test (apt-get install ruby)");
+    use tournament::game::{replay_transcript, Color, Move, Position};
+    use tournament::protocol::{Reply, Request};
+    if !crate::needs::have(&[crate::needs::RUBY]) {
+        return;
     }
     let s = Scratch::new();
     let script = s.write("bot.rb", RUBY_BOT);
@@ -587,12 +588,23 @@ fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
         mb.send(seq, text).unwrap();
         mb.wait_answer(seq, Instant::now() + Duration::from_secs(10), &mut || None)
     };
-    assert_eq!(ask(1, "NEW g1 white greedy 8 1000").unwrap(), "READY");
+    let decode = |answer: &Result<String, AnswerError>| {
+        Reply::decode(answer.as_ref().expect("an answer"), 8).expect("a reply")
+    };
+    let new = Request::New {
+        game: "g1".into(),
+        color: Color::White,
+        opponent: "greedy".into(),
+        size: 8,
+        move_ms: 1000,
+    };
+    assert_eq!(decode(&ask(1, &new.encode())), Reply::Ready);
     // Three positions with white to move, after three different openings.
     let mut seq = 1;
-    for (opening, last) in [("f5", "f5"), ("f5d6c3", "c3"), ("c4c3d3c5b3", "b3")] {
-        let (_, pos) = replay_transcript(Position::start(8), opening).unwrap();
-        let (_, pos) = if pos.to_move() == tournament::game::Color::White {
+    for opening in ["f5", "f5d6c3", "c4c3d3c5b3"] {
+        let (played, pos) = replay_transcript(Position::start(8), opening).unwrap();
+        let last = played.last().copied();
+        let (_, pos) = if pos.to_move() == Color::White {
             (0, pos)
         } else {
             // Let black play once more with the first legal move so white moves.
@@ -600,16 +612,15 @@ fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
             (0, pos.play(Move::Play(sq)).unwrap().0)
         };
         seq += 1;
-        let answer = ask(
-            seq,
-            &format!("TURN white {} {last} 1000", board_string(&pos)),
-        )
-        .unwrap();
-        let mv = parse_move(&answer, 8).unwrap();
-        assert!(pos.check(mv).is_ok(), "{answer} is legal in {opening}");
+        let answer = ask(seq, &Request::turn(&pos, last, 1000).encode());
+        let Reply::Move(mv) = decode(&answer) else {
+            panic!("{answer:?} to TURN after {opening}");
+        };
+        assert!(pos.check(mv).is_ok(), "{answer:?} is legal in {opening}");
     }
     seq += 1;
-    assert_eq!(ask(seq, "END black 40 24 normal").unwrap(), "BYE");
+    let end = Request::end(40, 24, "normal");
+    assert_eq!(decode(&ask(seq, &end.encode())), Reply::Bye);
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -13,6 +13,7 @@ mod hostile;
 mod hostile_board;
 mod live_page;
 mod mailbox;
+mod needs;
 mod records;
 mod referee;
 mod rules;

@@ -586,7 +586,9 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn html_report_steps_through_a_game_in_headless_chromium() {
-    chromium();
+    if !crate::needs::have(&[crate::needs::CHROMIUM]) {
+        return;
+    }
     let (s, records) = results_with_games();
     s.run_ok(&["report", "--output", "report.html"], 30);
     let report = s.join("report.html");

@@ -1,0 +1,381 @@
+//! A seat: the referee's view of one player in a game. The referee (and
+//! check-bot) drive players only through [`Seat`]; how a request reaches a
+//! player — move files in a mailbox, or (next) GTP or NBoard lines over a
+//! pipe — is the seat's business.
+//!
+//! Owns: the trait, its mailbox implementation ([`MailboxSeat`]: a player
+//! [`Instance`] and, under a tournament, the board lock), an in-memory
+//! [`ScriptedSeat`] for tests, and the driving rules shared by the referee
+//! and check-bot: which send failure is whose ([`SendError`]), and the
+//! restart of a player that exited after its last BYE ([`restart`]).
+//! Must not: judge a reply (the core does) or decide a result.
+
+use std::time::{Duration, Instant};
+
+use crate::error::HarnessError;
+use crate::mailbox::{AnswerError, BoardLock, Pending};
+use crate::player::Instance;
+use crate::protocol::Request;
+
+use super::core::SeatError;
+
+/// A player started by hand, as its own machine sees it.
+#[derive(Clone, Debug)]
+pub struct ByHand {
+    /// Its mailbox as that machine spells it (`board-as`).
+    pub mailbox: String,
+    /// A command to copy for starting it there.
+    pub start: String,
+}
+
+/// Why a request did not reach the player.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The referee's own failure (the board lost or unwritable): the game
+    /// cannot go on, and nobody forfeits.
+    #[error(transparent)]
+    Harness(#[from] HarnessError),
+    /// The player's fault (it put a link where the request goes, closed
+    /// its pipe): a forfeit. The words say what was found.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The referee's view of a player: send a request, await the reply before
+/// a deadline, end or restart the player.
+///
+/// To add a player that speaks another protocol over stdin/stdout (GTP,
+/// NBoard), implement this trait on a type that owns the child process:
+///
+/// - [`prepare`](Seat::prepare) starts the process (or keeps the running
+///   one) before each game; `Ok(true)` means it was started just now.
+///   A start that fails is `Err(SeatError::StartFailed(words))`.
+/// - [`send`](Seat::send) translates a protocol v1 [`Request`] into the
+///   player's own commands (NEW → `boardsize`/`clear_board` or `set game`;
+///   TURN → the moves since the last TURN, then `genmove`/`go`; END →
+///   nothing or `quit`) and writes them. Write errors on a closed pipe are
+///   the player's ([`SendError::Refused`]).
+/// - [`await_reply`](Seat::await_reply) reads until `deadline` and answers
+///   in protocol v1 words: `READY` once the player took NEW, a square or
+///   `pass` for a move, `OK` for ILLEGAL, `BYE` for END. Text that is none
+///   of those is returned verbatim (forfeits quote it). No reply by the
+///   deadline is `SeatError::Timeout` (`partial` if a line was begun), a
+///   dead process `SeatError::Exited`.
+/// - [`stop`](Seat::stop) ends the process (TERM, grace, KILL).
+///
+/// The clock, the bank, retries, passes and every adjudication stay in the
+/// referee's core: a seat only carries messages.
+pub trait Seat {
+    /// The player's name as scheduled (its opponent is told it in NEW).
+    fn name(&self) -> &str;
+    /// This copy of the player, for logs (`greedy.1`).
+    fn id(&self) -> &str;
+    /// Readies the player for a game logged under `span`: starts it if it
+    /// is not running. `Ok(true)` if it was started now.
+    fn prepare(&mut self, span: tracing::Span) -> Result<bool, SeatError>;
+    /// Delivers one request.
+    fn send(&mut self, request: &Request) -> Result<(), SendError>;
+    /// Waits until `deadline` for the reply to the last request.
+    fn await_reply(&mut self, deadline: Instant) -> Result<String, SeatError>;
+    /// For a player started by hand: where it is expected and how to start
+    /// it there. The referee then waits for its READY as long as `wait-ms`
+    /// allows (not `startup-ms`), saying, once it is late, whom it waits
+    /// for, where, and how to start it.
+    fn by_hand(&self) -> Option<ByHand>;
+    /// True if the player can be told END (running, or started by hand).
+    fn is_reachable(&self) -> bool;
+    /// Ends the player: TERM, up to `grace`, then KILL. Returns how it
+    /// ended, if it was running.
+    fn stop(&mut self, grace: Duration) -> Option<String>;
+    /// True if the player is ended after every game (`restart = "per-game"`).
+    fn per_game(&self) -> bool;
+    /// How the player's process ended, if it did (for a forfeit's record).
+    fn exit_info(&self) -> Option<String>;
+    /// Its last lines on stderr this game (for a forfeit's record).
+    fn stderr_tail(&self) -> Vec<String>;
+    /// Moves this game that its library played instead of the bot.
+    fn library_fallbacks(&self) -> u32 {
+        0
+    }
+}
+
+/// Starts a player again that exited between games (after its last BYE,
+/// which is allowed): the referee and check-bot both do this, once, when
+/// NEW finds the player gone.
+pub fn restart(seat: &mut dyn Seat, span: tracing::Span) -> Result<(), SeatError> {
+    tracing::debug!(bot = seat.id(), "exited between games; starting it again");
+    seat.stop(Duration::ZERO);
+    seat.prepare(span).map(|_| ())
+}
+
+/// A player instance reached through its mailbox on the board; under a
+/// tournament, every write first checks that the board is still ours.
+pub struct MailboxSeat<'a> {
+    inst: &'a mut Instance,
+    lock: Option<&'a BoardLock>,
+}
+
+impl<'a> MailboxSeat<'a> {
+    pub fn new(inst: &'a mut Instance, lock: Option<&'a BoardLock>) -> MailboxSeat<'a> {
+        MailboxSeat { inst, lock }
+    }
+
+    pub fn instance(&self) -> &Instance {
+        self.inst
+    }
+
+    fn check_lock(&self) -> Result<(), HarnessError> {
+        match self.lock {
+            Some(lock) => lock.ensure_held().map_err(HarnessError::LockLost),
+            None => Ok(()),
+        }
+    }
+
+    /// The mailbox's failure to answer as the core's kind, after what the
+    /// sandbox knows (a start that failed, a limit broken) which explains
+    /// it better.
+    fn seat_error(&self, err: AnswerError) -> SeatError {
+        if let Some(why) = self.inst.start_error() {
+            return SeatError::StartFailed(format!("player `{}`: {why}", self.inst.spec().name));
+        }
+        if let Some((limit, why)) = self.inst.limit_breach() {
+            return SeatError::OverLimit { limit, detail: why };
+        }
+        if self.inst.is_waiting() {
+            if let Some(detail) = self.hand_started_silence(&err) {
+                return SeatError::Timeout {
+                    partial: false,
+                    detail,
+                };
+            }
+        }
+        seat_error_of(err)
+    }
+
+    /// Why a bot started by hand said nothing in time, for its forfeit:
+    /// most often its process is simply gone, which the referee cannot see
+    /// on another machine. `None` for an answer that was there but
+    /// incomplete, or another failure.
+    fn hand_started_silence(&self, err: &AnswerError) -> Option<String> {
+        let AnswerError::Timeout { pending } = err else {
+            return None;
+        };
+        let seen = match pending {
+            Pending::Nothing => String::new(),
+            Pending::Stale(seq) => {
+                format!(" (its out.txt still answers an earlier message, seq {seq})")
+            }
+            Pending::Unreadable(e) => format!(" (its out.txt could not be read: {e})"),
+            Pending::Partial(_) => return None,
+        };
+        let mailbox = self.inst.mailbox_as_seen();
+        Some(format!(
+            "{}, a bot started by hand, did not answer in time{seen}. It may have stopped \
+             (ended, crashed, or its machine lost the share). Restart it by hand (stop it first \
+             if it still runs) and it joins the next game: {}",
+            self.inst.spec().name,
+            self.inst.spec().start_by_hand(&mailbox)
+        ))
+    }
+}
+
+/// The core's kind of a mailbox failure to answer.
+pub fn seat_error_of(err: AnswerError) -> SeatError {
+    let detail = err.to_string();
+    match err {
+        AnswerError::Timeout {
+            pending: Pending::Partial(_),
+        } => SeatError::Timeout {
+            partial: true,
+            detail,
+        },
+        AnswerError::Timeout { .. } => SeatError::Timeout {
+            partial: false,
+            detail,
+        },
+        AnswerError::Garbage(_)
+        | AnswerError::BadFrame(_)
+        | AnswerError::Symlink(_)
+        | AnswerError::Io(_)
+        | AnswerError::LockLost(_) => SeatError::Garbage(detail),
+        AnswerError::WrongSender { .. } => SeatError::WrongSender(detail),
+        AnswerError::Aborted(_) => SeatError::Exited(detail),
+    }
+}
+
+impl Seat for MailboxSeat<'_> {
+    fn name(&self) -> &str {
+        &self.inst.spec().name
+    }
+
+    fn id(&self) -> &str {
+        self.inst.id()
+    }
+
+    fn prepare(&mut self, span: tracing::Span) -> Result<bool, SeatError> {
+        self.inst
+            .prepare(span)
+            .map_err(|e| SeatError::StartFailed(e.to_string()))
+    }
+
+    fn send(&mut self, request: &Request) -> Result<(), SendError> {
+        self.check_lock()?;
+        match self.inst.send(&request.encode()) {
+            Ok(_) => Ok(()),
+            Err(AnswerError::LockLost(lost)) => Err(HarnessError::LockLost(lost).into()),
+            Err(AnswerError::Io(e)) => {
+                // Refused because the board was lost meanwhile, or the drive failed.
+                self.check_lock()?;
+                Err(HarnessError::BoardUnwritable(e).into())
+            }
+            Err(e) => Err(SendError::Refused(e.to_string())),
+        }
+    }
+
+    fn await_reply(&mut self, deadline: Instant) -> Result<String, SeatError> {
+        self.inst.wait(deadline).map_err(|e| self.seat_error(e))
+    }
+
+    fn by_hand(&self) -> Option<ByHand> {
+        self.inst.is_waiting().then(|| {
+            let mailbox = self.inst.mailbox_as_seen();
+            let start = self.inst.spec().start_by_hand(&mailbox);
+            ByHand { mailbox, start }
+        })
+    }
+
+    fn is_reachable(&self) -> bool {
+        self.inst.is_running() || self.inst.is_waiting()
+    }
+
+    fn stop(&mut self, grace: Duration) -> Option<String> {
+        self.inst.stop(grace).map(|e| e.to_string())
+    }
+
+    fn per_game(&self) -> bool {
+        self.inst.spec().restart == crate::player::Restart::PerGame
+    }
+
+    fn exit_info(&self) -> Option<String> {
+        self.inst.exit_info().map(|e| e.to_string())
+    }
+
+    fn stderr_tail(&self) -> Vec<String> {
+        self.inst.stderr_tail()
+    }
+
+    fn library_fallbacks(&self) -> u32 {
+        self.inst.library_fallbacks()
+    }
+}
+
+/// How a [`ScriptedSeat`] answers a request.
+pub type Script = dyn FnMut(&Request) -> Result<String, SeatError> + Send;
+
+/// A player in memory, for tests of the referee without a process: it
+/// answers each request with what its script says, at once.
+pub struct ScriptedSeat {
+    name: String,
+    script: Box<Script>,
+    pending: Option<Result<String, SeatError>>,
+    /// Every request it was sent, in order.
+    pub received: Vec<Request>,
+    /// How many times it was started.
+    pub starts: u32,
+    /// Fails `prepare` with this, if set.
+    pub start_failure: Option<String>,
+    running: bool,
+}
+
+impl ScriptedSeat {
+    /// A player named `name` that answers with `script`.
+    pub fn new(
+        name: &str,
+        script: impl FnMut(&Request) -> Result<String, SeatError> + Send + 'static,
+    ) -> ScriptedSeat {
+        ScriptedSeat {
+            name: name.to_string(),
+            script: Box::new(script),
+            pending: None,
+            received: vec![],
+            starts: 0,
+            start_failure: None,
+            running: false,
+        }
+    }
+
+    /// A well-behaved player: READY, the first legal move (or pass), OK, BYE.
+    pub fn first_legal(name: &str) -> ScriptedSeat {
+        ScriptedSeat::new(name, |request| {
+            Ok(match request {
+                Request::New { .. } => "READY".into(),
+                Request::Turn { pos, .. } => pos
+                    .legal_squares()
+                    .first()
+                    .map_or("pass".to_string(), |sq| crate::game::square_name(*sq)),
+                Request::End { .. } => "BYE".into(),
+                Request::Illegal { .. } | Request::Other(_) => "OK".into(),
+            })
+        })
+    }
+}
+
+impl Seat for ScriptedSeat {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn id(&self) -> &str {
+        &self.name
+    }
+
+    fn prepare(&mut self, _span: tracing::Span) -> Result<bool, SeatError> {
+        if let Some(why) = &self.start_failure {
+            return Err(SeatError::StartFailed(why.clone()));
+        }
+        if self.running {
+            return Ok(false);
+        }
+        self.running = true;
+        self.starts += 1;
+        Ok(true)
+    }
+
+    fn send(&mut self, request: &Request) -> Result<(), SendError> {
+        self.received.push(request.clone());
+        self.pending = Some((self.script)(request));
+        Ok(())
+    }
+
+    fn await_reply(&mut self, _deadline: Instant) -> Result<String, SeatError> {
+        self.pending.take().unwrap_or(Err(SeatError::Timeout {
+            partial: false,
+            detail: "no answer in time".into(),
+        }))
+    }
+
+    fn by_hand(&self) -> Option<ByHand> {
+        None
+    }
+
+    fn is_reachable(&self) -> bool {
+        self.running
+    }
+
+    fn stop(&mut self, _grace: Duration) -> Option<String> {
+        let was = std::mem::replace(&mut self.running, false);
+        was.then(|| "stopped".to_string())
+    }
+
+    fn per_game(&self) -> bool {
+        false
+    }
+
+    fn exit_info(&self) -> Option<String> {
+        None
+    }
+
+    fn stderr_tail(&self) -> Vec<String> {
+        vec![]
+    }
+}
