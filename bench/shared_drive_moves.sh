@@ -8,7 +8,8 @@
 # with two waiting players, alice and bob, and starts their bots by hand on
 # mount B: a first-legal-move bot on the library in LIBDIR (a folder with
 # mailbox.py, or with mailbox.rb for Ruby). 8 games, 8x8, concurrency 1.
-# Prints the games' reasons and the per-move times the referee recorded
+# Prints the games' reasons, games/s (first start to last end) and the
+# per-move times the referee recorded
 # (median, p95, max, how many over 200 ms, and which). Needs what
 # scripts/shared-drive needs (sshfs, sshd, root or /dev/fuse access).
 # A measurement for BENCHMARKS.md, not a test.
@@ -71,15 +72,18 @@ wait "$REFEREE" || true
 kill "${BOTS[@]}" 2>/dev/null || true
 python3 - "$W/results/games.jsonl" "$TAG" "$CACHE" <<'PY'
 import json, sys
-ms, n, reasons, slow = [], 0, {}, []
+from datetime import datetime
+ms, n, reasons, slow, times = [], 0, {}, [], []
 for line in open(sys.argv[1]):
     g = json.loads(line)
     n += 1
+    times += [datetime.fromisoformat(g[k].replace('Z', '+00:00')) for k in ('started', 'finished')]
     reasons[g['reason']] = reasons.get(g['reason'], 0) + 1
     ms += [m['ms'] for m in g['moves'] if 'ms' in m]
     slow += [(n, i, m['color'], m['ms']) for i, m in enumerate(g['moves']) if m.get('ms', 0) > 200]
 ms.sort()
-print(sys.argv[2], 'cache=' + sys.argv[3], 'games', n, reasons, 'moves', len(ms),
+span = (max(times) - min(times)).total_seconds()
+print(sys.argv[2], 'cache=' + sys.argv[3], 'games', n, reasons, '%.2f games/s' % (n / span), 'moves', len(ms),
       'median', ms[len(ms) // 2], 'p95', ms[int(len(ms) * 0.95)], 'max', ms[-1],
       'over 200 ms', len(slow), slow)
 PY
