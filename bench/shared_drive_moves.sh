@@ -21,7 +21,7 @@ D=/tmp/shared-moves-$TAG
 "$DRIVE" down "$D" >/dev/null 2>&1 || true
 rm -rf "$D"
 "$DRIVE" up "$D" --cache="$CACHE" >/dev/null
-trap '"$DRIVE" down "$D" >/dev/null 2>&1 || true' EXIT
+trap '"$DRIVE" down "$D" >/dev/null 2>&1 && rm -rf "$D"' EXIT
 . "$D/env"
 W=$(mktemp -d /tmp/shared-moves-work-XXXXXX)
 cat > "$W/bot.py" <<PY
