@@ -110,6 +110,19 @@ class Mailbox {
     } catch (e) {
       return null; // not there yet, or being replaced right now
     }
+    if (data.split('\n', 5).length < 5 && !this.flag && fs.constants.O_DIRECT) {
+      // On a network drive a cached file length may cut the new message
+      // short; a direct read asks the server for all of it.
+      try {
+        const fd = fs.openSync(this.inPath, fs.constants.O_RDONLY | fs.constants.O_DIRECT);
+        try {
+          const buf = Buffer.alloc(4096);
+          data = buf.toString('latin1', 0, fs.readSync(fd, buf, 0, 4096, 0));
+        } finally {
+          fs.closeSync(fd);
+        }
+      } catch (e) { /* keep what the plain read gave */ }
+    }
     const lines = data.split('\n', 5);
     if (lines.length < 5) return null; // fewer than four complete lines
     const [from, to, seq, text] = lines.slice(0, 4).map((l) => l.replace(/\r$/, ''));

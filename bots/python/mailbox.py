@@ -158,11 +158,13 @@ class Mailbox:
     def read(self):
         """One look at in.txt: a new Message, or None (missing, incomplete, old).
         Anything after the fourth line (the referee's padding) is ignored."""
-        try:
-            with open(self.in_path, 'rb') as f:
-                data = f.read(4096)
-        except OSError:               # not there (yet), or being replaced
+        data = self._read_in(0)
+        if data is None:              # not there (yet), or being replaced
             return None
+        if data.count(b'\n') < 4 and self.notifier is None and hasattr(os, 'O_DIRECT'):
+            # On a network drive a cached file length may cut the new
+            # message short; a direct read asks the server for all of it.
+            data = self._read_in(os.O_DIRECT) or data
         lines = data.split(b'\n', 4)
         if len(lines) < 5:            # fewer than four complete lines: not finished
             return None
@@ -171,6 +173,19 @@ class Mailbox:
         if sender != 'referee' or not seq.isdigit() or seq == self.answered:
             return None
         return Message(sender, to, seq, text)
+
+    def _read_in(self, flags):
+        """in.txt's first 4096 bytes, or None."""
+        try:
+            fd = os.open(self.in_path, os.O_RDONLY | flags)
+        except OSError:
+            return None
+        try:
+            return os.read(fd, 4096)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def wait(self):
         """Block until the referee has written a message we have not answered:

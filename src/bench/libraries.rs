@@ -220,6 +220,20 @@ pub(super) fn rows(
             }),
         ),
     ];
+    let write_rows: Vec<(usize, usize)> = places
+        .iter()
+        .map(|place| {
+            let plain = rows.add(Row::new(
+                format!("answer write, O_TRUNC overwrite, p50 ({})", place.label),
+                Unit::Micros,
+            ));
+            let fixed = rows.add(Row::new(
+                format!("answer write, fixed-length in place, p50 ({})", place.label),
+                Unit::Micros,
+            ));
+            (plain, fixed)
+        })
+        .collect();
     let window = wait_window(plan);
     let wait_rows: Vec<usize> = waiters
         .iter()
@@ -247,6 +261,15 @@ pub(super) fn rows(
             "libraries, run {rep}/{}: {games} games per harness and language",
             plan.reps
         ));
+        for (place, &(plain, fixed)) in places.iter().zip(&write_rows) {
+            match answer_writes(&place.dir) {
+                Ok((p, f)) => {
+                    rows.push(plain, p);
+                    rows.push(fixed, f);
+                }
+                Err(e) => rows.fail(&[plain, fixed], &err_line(&e)),
+            }
+        }
         for (lang, id) in langs.iter().zip(ids.iter_mut()) {
             let Ok(interp) = &lang.interpreter else {
                 continue;
@@ -325,6 +348,41 @@ fn lib_command(lang: &Lang, scripts: &Path) -> Result<Vec<String>, String> {
             scripts.join(lang.on_library).display().to_string(),
         ]
     })
+}
+
+/// The two ways a bot may write its answer, 2,000 times each, as the
+/// libraries do it (open, one write, close): a plain overwrite with
+/// `O_TRUNC`, and the 128-byte record written in place without truncating.
+/// p50 of each, in µs.
+fn answer_writes(root: &Path) -> anyhow::Result<(f64, f64)> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let dir = sys::Scratch::new(root, "write")?;
+    let path = dir.path().join("out.txt");
+    let msg = b"alice\nreferee\n42\nd3\n";
+    let mut record = msg.to_vec();
+    record.resize(crate::mailbox::OUT_RECORD, crate::mailbox::PAD);
+    let p50 = |truncate: bool, bytes: &[u8]| -> anyhow::Result<f64> {
+        let mut samples = Vec::with_capacity(2000);
+        for i in 0..2100 {
+            let clock = Instant::now();
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(truncate)
+                .mode(0o644)
+                .open(&path)?;
+            f.write_all(bytes)?;
+            drop(f);
+            if i >= 100 {
+                samples.push(clock.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        Ok(super::stats::percentile(&samples, 50.0).unwrap_or(f64::NAN))
+    };
+    let plain = p50(true, msg)?;
+    let fixed = p50(false, &record)?;
+    Ok((plain, fixed))
 }
 
 /// games/s of a two-player `tournament run` of `bot` against itself, c=2,

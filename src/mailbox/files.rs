@@ -40,6 +40,8 @@ pub enum ReadOutcome {
 pub struct Dir {
     fd: OwnedFd,
     path: PathBuf,
+    /// Read files with `O_DIRECT` (a network drive: see [`Dir::read_direct`]).
+    direct: std::sync::atomic::AtomicBool,
 }
 
 fn file_type(st: &rustix::fs::Stat) -> FileType {
@@ -66,6 +68,7 @@ impl Dir {
         Ok(Dir {
             fd,
             path: path.to_path_buf(),
+            direct: Default::default(),
         })
     }
 
@@ -86,6 +89,7 @@ impl Dir {
         Ok(Dir {
             fd,
             path: self.path.join(name),
+            direct: Default::default(),
         })
     }
 
@@ -102,6 +106,17 @@ impl Dir {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// From now on read files here with `O_DIRECT`, where the drive allows
+    /// it. On a network drive (sshfs, NFS) the kernel remembers a file's
+    /// length for a while and a plain read stops at that length: a file
+    /// another machine truncated and wrote again (a version 1 bot's
+    /// overwrite of out.txt) looks empty or cut off until the cache
+    /// expires. A direct read asks the server for the bytes.
+    pub fn read_direct(&self) {
+        self.direct
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The kind and identity of `name` here, without following a link.
@@ -148,12 +163,28 @@ impl Dir {
             // sshfs may fail a stat by path (B3): let the open decide.
             Err(_) => {}
         }
-        let fd = match rustix::fs::openat(
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let direct = self.direct.load(std::sync::atomic::Ordering::Relaxed);
+        let opened = match rustix::fs::openat(
             &self.fd,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            if direct {
+                flags | OFlags::DIRECT
+            } else {
+                flags
+            },
             Mode::empty(),
         ) {
+            Err(rustix::io::Errno::INVAL) if direct => {
+                // This drive refuses direct reads: plain ones from now on.
+                self.direct
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
+                rustix::fs::openat(&self.fd, name, flags, Mode::empty())
+            }
+            other => other,
+        };
+        let fd = match opened {
             Ok(fd) => fd,
             Err(rustix::io::Errno::NOENT) => return Ok(ReadOutcome::Missing),
             Err(rustix::io::Errno::LOOP) => return Ok(ReadOutcome::Symlink),
@@ -180,7 +211,10 @@ impl Dir {
             return Ok(ReadOutcome::TooLarge(len));
         }
         let file = File::from(fd);
-        let mut buf = Vec::with_capacity(len as usize + 1);
+        // A direct read's length may be more than the cached one: room for
+        // the whole limit, so the first read asks for everything.
+        let room = if direct { limit } else { len as usize };
+        let mut buf = Vec::with_capacity(room + 1);
         if let Err(e) = file.take(limit as u64 + 1).read_to_end(&mut buf) {
             return gone(e);
         }

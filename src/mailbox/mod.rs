@@ -407,6 +407,7 @@ impl Mailbox {
         let marker = if doorbell::is_local_fs(&dir) {
             None
         } else {
+            folder.read_direct();
             let token = format!("{:016x}\n", rand::random::<u64>());
             folder
                 .replace(MARKER_FILE, token.as_bytes())
