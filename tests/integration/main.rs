@@ -3,6 +3,7 @@
 
 mod bots;
 mod cheats;
+mod engines;
 mod faults;
 mod first_hour;
 mod fixture;
