@@ -7,6 +7,7 @@ pub mod checkbot;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod engine;
 pub mod error;
 pub mod event;
 pub mod game;

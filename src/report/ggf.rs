@@ -33,7 +33,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::game::{Color, Position, Square};
+use crate::game::{move_name, Color, Move, Position, Square};
 use crate::record::{EndReason, GameRecord};
 
 /// The folder, inside the results folder, of the per-game GGF files.
@@ -65,6 +65,56 @@ pub fn game(record: &GameRecord) -> String {
     }
     s.push_str(";)");
     s
+}
+
+/// The GGF text of a game in progress, for an engine (NBoard's `set game`):
+/// the players, the board size, `TI` when a clock is given (GGS's clock
+/// notation, see [`clock`]), the standard start and every ply so far
+/// (squares in upper case as NBoard writes them, passes `PA`), no result.
+pub fn game_so_far(
+    names: [&str; 2],
+    size: u8,
+    plies: &[(Color, Move)],
+    ti: Option<&str>,
+) -> String {
+    let mut s = String::with_capacity(128 + plies.len() * 6);
+    s.push_str(&format!(
+        "(;GM[Othello]PC[tournament]PB[{}]PW[{}]RE[?]",
+        value(names[0]),
+        value(names[1])
+    ));
+    if let Some(ti) = ti {
+        s.push_str(&format!("TI[{}]", value(ti)));
+    }
+    s.push_str(&format!("TY[{size}]BO[{}]", start_board(size)));
+    for (color, mv) in plies {
+        let tag = if *color == Color::White { 'W' } else { 'B' };
+        let v = match mv {
+            Move::Pass => "PA".to_string(),
+            Move::Play(_) => move_name(*mv).to_ascii_uppercase(),
+        };
+        s.push_str(&format!("{tag}[{v}]"));
+    }
+    s.push_str(";)");
+    s
+}
+
+/// A GGS clock (skatgame.net/mburo/ggsa/clock) for the referee's time
+/// control: `ini/inc,N1/` — the first move may use the move time plus the
+/// bank, and after each move the clock gets back the time spent, up to the
+/// move time (GGS's non-additive increment `N`, every `1` move), which is
+/// the referee's rule that only time over the move time is drawn from the
+/// bank. Whole seconds, `MM:SS`.
+pub fn clock(move_ms: u64, bank_ms: Option<u64>) -> String {
+    let mmss = |ms: u64| {
+        let s = (ms / 1000).max(1);
+        format!("{}:{:02}", s / 60, s % 60)
+    };
+    format!(
+        "{}/{},N1/",
+        mmss(move_ms + bank_ms.unwrap_or(0)),
+        mmss(move_ms)
+    )
 }
 
 /// `RE`'s value: black's disc difference (winner takes the empties), with

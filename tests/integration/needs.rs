@@ -33,6 +33,8 @@ pub const NODE: Need = Need::Program("node", "nodejs");
 pub const CHROMIUM: Need = Need::Program("chromium", "chromium");
 pub const FAKETIME: Need = Need::Program("faketime", "faketime");
 pub const ROOT: Need = Need::Root;
+/// gtp-rhino, the GTP engine of issue 16 (Debian puts it in /usr/games).
+pub const GTP_RHINO: Need = Need::File("/usr/games/gtp-rhino", "grhino");
 
 /// The two-mount shared drive of the fault suite (`scripts/shared-drive`).
 pub const SHARED_DRIVE: &[Need] = &[

@@ -1,0 +1,381 @@
+//! The Go Text Protocol, version 2, as Othello engines speak it (gtp-rhino,
+//! Edax `-gtp`): the referee's side of the conversation.
+//!
+//! What is sent: on the first game `protocol_version`, `name`, `version`
+//! and `list_commands`; each game `boardsize N` and `clear_board`, then
+//! `time_settings <bank s> <move s> 1` if the engine lists it; each move
+//! `play <color> <vertex>` for every ply it has not heard (the opening, the
+//! opponent's moves, passes, its own forced passes — a refusal of a pass is
+//! logged, not held against it, as engines like gtp-rhino pass by
+//! themselves and refuse `play <color> pass`), `time_left <color>
+//! <s> <stones>` if listed, then `genmove <color>`; `quit` at the end.
+//! Vertices are Othello squares, column letter then row number, row 1 at
+//! the top (as gtp-rhino counts them); a pass is `pass`. Commands carry no
+//! id. Commands are sent together and their answers read in order.
+//!
+//! Owns: encoding those commands and reading the answers (`=`/`?`, an
+//! optional id, the text, a blank line). Must not judge the move it gets
+//! (the referee does) or start the process.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::game::{parse_move, Color, Move};
+
+use super::link::{Line, LineLink, LinkError};
+use super::{news, vertex, Answer, Clock, EngineError, GameStart, Ply};
+
+/// What an answer must be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Want {
+    /// A success; an error answer is the engine's fault.
+    Success,
+    /// Anything (`name`, `version`: kept for the log).
+    Any,
+    /// `list_commands`: the commands, one a line, until the blank line.
+    Commands,
+    /// `time_left`: a refusal is logged, not held against it.
+    Lenient,
+    /// `genmove`: a vertex, a pass or `resign`.
+    Move(Color),
+    /// `boardsize` + `clear_board` done: the game is ready.
+    Ready,
+}
+
+#[derive(Clone, Debug)]
+struct Pending {
+    command: String,
+    want: Want,
+}
+
+/// A GTP engine's conversation.
+#[derive(Debug)]
+pub struct GtpClient {
+    link: LineLink,
+    /// Commands it lists (`None` until `list_commands` is answered).
+    commands: Option<Vec<String>>,
+    hello_sent: bool,
+    size: u8,
+    /// The plies its board has, from the start (`None`: unknown).
+    told: Option<Vec<Ply>>,
+    /// The clock of the current game (for `time_settings`).
+    clock: Option<Clock>,
+    pending: VecDeque<Pending>,
+}
+
+impl GtpClient {
+    pub fn new(link: LineLink) -> GtpClient {
+        GtpClient {
+            link,
+            commands: None,
+            hello_sent: false,
+            size: 8,
+            told: None,
+            clock: None,
+            pending: VecDeque::new(),
+        }
+    }
+
+    /// Whether it listed `command` (false before `list_commands` is read).
+    pub fn knows(&self, command: &str) -> bool {
+        self.commands
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|k| k == command))
+    }
+
+    fn send(&mut self, command: String, want: Want) -> Result<(), EngineError> {
+        self.link.send(&command).map_err(|e| EngineError::Write {
+            command: command.clone(),
+            why: match e {
+                LinkError::Write(why) => why,
+                other => other.to_string(),
+            },
+        })?;
+        self.pending.push_back(Pending { command, want });
+        Ok(())
+    }
+
+    /// `boardsize` and `clear_board`: a fresh board of this game's size.
+    fn fresh_board(&mut self, cleared: Want) -> Result<(), EngineError> {
+        self.send(format!("boardsize {}", self.size), Want::Success)?;
+        self.send("clear_board".into(), cleared)?;
+        self.told = Some(Vec::new());
+        Ok(())
+    }
+
+    fn time_settings(&mut self) -> Result<(), EngineError> {
+        if let (Some(clock), true) = (self.clock, self.knows("time_settings")) {
+            let bank = clock.bank_ms.map_or(0, |b| b / 1000);
+            self.send(
+                format!("time_settings {bank} {} 1", Clock::seconds(clock.move_ms)),
+                Want::Lenient,
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn begin_game(&mut self, start: &GameStart) -> Result<(), EngineError> {
+        self.skip_leftovers();
+        self.size = start.size;
+        self.clock = Some(start.clock);
+        if !self.hello_sent {
+            self.hello_sent = true;
+            self.send("protocol_version".into(), Want::Any)?;
+            self.send("name".into(), Want::Any)?;
+            self.send("version".into(), Want::Any)?;
+            self.send("list_commands".into(), Want::Commands)?;
+        }
+        self.fresh_board(Want::Ready)?;
+        // Before `list_commands` is read, `time_settings` is sent when it is.
+        if self.commands.is_some() {
+            self.time_settings()?;
+        }
+        Ok(())
+    }
+
+    pub fn ask_move(
+        &mut self,
+        history: &[Ply],
+        color: Color,
+        clock: Clock,
+    ) -> Result<(), EngineError> {
+        self.skip_leftovers();
+        let new: Vec<Ply> = match news(self.told.as_deref(), history) {
+            Some(n) => n.to_vec(),
+            None => {
+                self.fresh_board(Want::Success)?;
+                history.to_vec()
+            }
+        };
+        for ply in new {
+            // A pass is forced in Othello: an engine that passes by itself
+            // (gtp-rhino answers `? syntax error` to `play <color> pass`)
+            // is not at fault for refusing to be told.
+            let want = match ply.mv {
+                Move::Pass => Want::Lenient,
+                Move::Play(_) => Want::Success,
+            };
+            self.send(
+                format!("play {} {}", ply.color, vertex(ply.mv, "pass")),
+                want,
+            )?;
+            if let Some(t) = &mut self.told {
+                t.push(ply);
+            }
+        }
+        if self.knows("time_left") {
+            let (secs, stones) = if clock.bank_left_ms > 0 {
+                (clock.bank_left_ms / 1000, 0)
+            } else {
+                (Clock::seconds(clock.move_ms), 1)
+            };
+            self.send(format!("time_left {color} {secs} {stones}"), Want::Lenient)?;
+        }
+        self.send(format!("genmove {color}"), Want::Move(color))
+    }
+
+    pub fn forget_board(&mut self) {
+        self.told = None;
+    }
+
+    /// Reads answers until the last command sent is answered.
+    pub fn answer(&mut self, deadline: Instant) -> Result<Answer, EngineError> {
+        let mut last = None;
+        while let Some(p) = self.pending.front().cloned() {
+            let reply = self.read_reply(&p, deadline).inspect_err(|_| {
+                self.pending.clear();
+                self.told = None;
+            })?;
+            self.pending.pop_front();
+            if let Some(a) = self.judge(&p, reply)? {
+                last = Some(a);
+            }
+        }
+        last.ok_or_else(|| EngineError::Garbage {
+            command: "(nothing)".into(),
+            line: String::new(),
+            why: "nothing was asked".into(),
+        })
+    }
+
+    /// What an answer means for the conversation; `Some` for the answers
+    /// the referee sees.
+    fn judge(&mut self, p: &Pending, reply: Reply) -> Result<Option<Answer>, EngineError> {
+        if !reply.ok {
+            if p.want == Want::Lenient || p.want == Want::Any {
+                tracing::debug!("engine refused `{}`: {}", p.command, reply.text);
+                return Ok(None);
+            }
+            self.pending.clear();
+            self.told = None;
+            return Err(EngineError::Refused {
+                command: p.command.clone(),
+                answer: format!("? {}", reply.text).trim_end().to_string(),
+            });
+        }
+        match &p.want {
+            Want::Success | Want::Any | Want::Lenient => Ok(None),
+            Want::Ready => Ok(Some(Answer::Ready)),
+            Want::Commands => {
+                self.commands = Some(
+                    reply
+                        .text
+                        .lines()
+                        .map(|l| l.trim().to_string())
+                        .filter(|l| !l.is_empty())
+                        .collect(),
+                );
+                // The game's time_settings, now that it is known to be listed.
+                if self.pending.iter().any(|q| q.want == Want::Ready) {
+                    self.time_settings()?;
+                }
+                Ok(None)
+            }
+            Want::Move(color) => {
+                let text = reply.text.trim().to_string();
+                if text.eq_ignore_ascii_case("resign") {
+                    self.told = None;
+                    return Err(EngineError::Resigned {
+                        command: p.command.clone(),
+                        answer: format!("= {text}"),
+                    });
+                }
+                // genmove plays the move on the engine's own board.
+                match (parse_move(&text, self.size), &mut self.told) {
+                    (Ok(mv), Some(t)) => t.push(Ply { color: *color, mv }),
+                    _ => self.told = None,
+                }
+                Ok(Some(Answer::Move(text)))
+            }
+        }
+    }
+
+    /// One answer: a line starting `=` or `?` (after blank lines), an
+    /// optional id, the text; for `list_commands` the lines up to the
+    /// blank line that ends it. (Other answers are taken at their first
+    /// line; the blank line after them is skipped with the next answer.)
+    fn read_reply(&mut self, p: &Pending, deadline: Instant) -> Result<Reply, EngineError> {
+        let command = &p.command;
+        let head = loop {
+            let line = self.recv(command, deadline)?;
+            if line.text.trim().is_empty() && line.clean {
+                continue;
+            }
+            break line;
+        };
+        let Some((ok, text)) = parse_head(&head) else {
+            return Err(EngineError::Garbage {
+                command: command.clone(),
+                line: head.text,
+                why: "not a GTP answer (`= …` or `? …`)".into(),
+            });
+        };
+        let mut reply = Reply { ok, text };
+        if p.want == Want::Commands {
+            loop {
+                let line = self.recv(command, deadline)?;
+                if line.text.trim().is_empty() {
+                    break;
+                }
+                if !line.clean {
+                    return Err(garbage(command, &line));
+                }
+                reply.text.push('\n');
+                reply.text.push_str(&line.text);
+            }
+        }
+        Ok(reply)
+    }
+
+    fn recv(&mut self, command: &str, deadline: Instant) -> Result<Line, EngineError> {
+        self.link.recv(deadline).map_err(|e| match e {
+            LinkError::Timeout => EngineError::Timeout {
+                command: command.to_string(),
+            },
+            _ => EngineError::Closed {
+                command: command.to_string(),
+            },
+        })
+    }
+
+    /// Lines nobody asked for, left from before (a blank line after the
+    /// last answer): dropped, and logged if they say something.
+    fn skip_leftovers(&mut self) {
+        for line in self.link.drain() {
+            if !line.text.trim().is_empty() {
+                tracing::debug!("engine line outside any answer ignored: {:?}", line.text);
+            }
+        }
+    }
+
+    pub fn quit(&mut self) {
+        let _ = self.link.send("quit");
+        self.link.close_input();
+    }
+}
+
+/// A read answer.
+#[derive(Debug)]
+struct Reply {
+    ok: bool,
+    text: String,
+}
+
+fn garbage(command: &str, line: &Line) -> EngineError {
+    EngineError::Garbage {
+        command: command.to_string(),
+        line: line.text.clone(),
+        why: "not text (control characters or invalid UTF-8)".into(),
+    }
+}
+
+/// `= text`, `=12 text`, `? message`: (success, text); `None` for other
+/// lines (or lines that are not text).
+fn parse_head(line: &Line) -> Option<(bool, String)> {
+    if !line.clean {
+        return None;
+    }
+    let t = line.text.replace('\t', " ");
+    let ok = match t.chars().next()? {
+        '=' => true,
+        '?' => false,
+        _ => return None,
+    };
+    let rest = t[1..].trim_start_matches(|c: char| c.is_ascii_digit());
+    if !rest.is_empty() && !rest.starts_with(' ') {
+        return None;
+    }
+    Some((ok, rest.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(t: &str) -> Line {
+        Line {
+            text: t.into(),
+            clean: true,
+        }
+    }
+
+    #[test]
+    fn answers_are_read_with_or_without_an_id() {
+        assert_eq!(parse_head(&line("= D3")), Some((true, "D3".into())));
+        assert_eq!(parse_head(&line("=12 pass")), Some((true, "pass".into())));
+        assert_eq!(parse_head(&line("=")), Some((true, "".into())));
+        assert_eq!(
+            parse_head(&line("? illegal move")),
+            Some((false, "illegal move".into()))
+        );
+        assert_eq!(parse_head(&line("=D3")), None, "the text follows a space");
+        assert_eq!(parse_head(&line("D3")), None);
+        assert_eq!(
+            parse_head(&Line {
+                text: "= d\u{0}3".into(),
+                clean: false
+            }),
+            None
+        );
+    }
+}

@@ -1,0 +1,406 @@
+//! The GTP and NBoard clients (src/engine) against real engine processes:
+//! gtp-rhino (Debian's grhino, which CI installs), the test engines in
+//! tests/fixtures written from the protocol descriptions, and their
+//! misbehaving modes. The test plays the referee's part with the crate's
+//! own rules: every engine move must be legal there.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tournament::engine::{
+    Answer, Clock, Engine, EngineError, EngineSettings, GameStart, LineLink, Ply, Protocol,
+};
+use tournament::game::{parse_move, Color, Move, Position};
+
+use super::fixture::project_root;
+
+/// gtp-rhino's path: on PATH, or where Debian puts it (/usr/games, which
+/// is not on every PATH).
+pub fn gtp_rhino() -> PathBuf {
+    let on_path = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("gtp-rhino"))
+            .find(|p| p.is_file())
+    });
+    let found = on_path.unwrap_or_else(|| PathBuf::from("/usr/games/gtp-rhino"));
+    assert!(
+        found.is_file(),
+        "gtp-rhino is not installed (apt-get install grhino; .ci/run installs it)"
+    );
+    found
+}
+
+pub fn fixture(name: &str) -> String {
+    project_root()
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A running engine, its client and everything it said on both pipes.
+struct Running {
+    child: Child,
+    engine: Engine,
+    lines: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(protocol: Protocol, argv: &[&str]) -> Running {
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("engine starts");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let l = Arc::clone(&lines);
+    let log: tournament::engine::LineLog =
+        Arc::new(move |d, line| l.lock().unwrap().push(format!("{} {line}", d.arrow())));
+    let link = LineLink::new(
+        child.stdin.take().unwrap(),
+        child.stdout.take().unwrap(),
+        log,
+    )
+    .unwrap();
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let (mut pipe, s) = (child.stderr.take().unwrap(), Arc::clone(&stderr));
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        s.lock().unwrap().push_str(&text);
+    });
+    let engine = Engine::new(protocol, link, EngineSettings { depth: 2 }).unwrap();
+    Running {
+        child,
+        engine,
+        lines,
+        stderr,
+    }
+}
+
+const CLOCK: Clock = Clock {
+    move_ms: 5000,
+    bank_ms: None,
+    bank_left_ms: 0,
+};
+
+fn soon() -> Instant {
+    Instant::now() + Duration::from_secs(10)
+}
+
+fn begin(r: &mut Running, color: Color) {
+    r.engine
+        .begin_game(&GameStart {
+            size: 8,
+            color,
+            names: ["black-side".into(), "white-side".into()],
+            clock: CLOCK,
+        })
+        .unwrap();
+    assert_eq!(r.engine.answer(soon()), Ok(Answer::Ready), "{:?}", r.lines);
+}
+
+/// A small deterministic generator for the opponent's moves.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+/// Plays one game: the engine as `color`, random moves for the other side
+/// (the referee passes for either side without a move). Returns the number
+/// of forced passes (either side's) it was told of before one of its moves.
+fn play_game(r: &mut Running, color: Color, seed: u64) -> usize {
+    begin(r, color);
+    let mut rng = Lcg(seed);
+    let mut pos = Position::start(8);
+    let mut history: Vec<Ply> = Vec::new();
+    let mut engine_passes = 0;
+    let mut passed = false;
+    while !pos.is_over() {
+        let side = pos.to_move();
+        let mv = if pos.legal_moves() == 0 {
+            passed = true;
+            Move::Pass
+        } else if side == color {
+            engine_passes += usize::from(std::mem::take(&mut passed));
+            r.engine.ask_move(&history, color, CLOCK).unwrap();
+            let answer = r.engine.answer(soon());
+            let Ok(Answer::Move(text)) = answer else {
+                panic!("{answer:?}\n{:?}\n{}", r.lines, r.stderr.lock().unwrap());
+            };
+            let mv = parse_move(&text, 8).unwrap_or_else(|e| panic!("{text}: {e}"));
+            pos.check(mv)
+                .unwrap_or_else(|e| panic!("engine move {text} illegal: {e}\n{:?}", r.lines));
+            mv
+        } else {
+            let squares = pos.legal_squares();
+            Move::Play(squares[rng.next(squares.len())])
+        };
+        pos = pos.play(mv).unwrap().0;
+        history.push(Ply { color: side, mv });
+    }
+    engine_passes
+}
+
+#[test]
+fn gtp_rhino_plays_whole_games_in_our_notation() {
+    if !crate::needs::have(&[crate::needs::GTP_RHINO]) {
+        return;
+    }
+    let rhino = gtp_rhino();
+    let mut r = start(Protocol::Gtp, &[rhino.to_str().unwrap(), "-l", "1"]);
+    // Rows from the top: after black's f5, white's answers d6, f4 and f6
+    // are the only legal ones (a board counted from the bottom would give
+    // others).
+    begin(&mut r, Color::White);
+    let f5 = parse_move("f5", 8).unwrap();
+    r.engine
+        .ask_move(
+            &[Ply {
+                color: Color::Black,
+                mv: f5,
+            }],
+            Color::White,
+            CLOCK,
+        )
+        .unwrap();
+    let Ok(Answer::Move(first)) = r.engine.answer(soon()) else {
+        panic!("{:?}", r.lines);
+    };
+    assert!(
+        ["d6", "f4", "f6"].contains(&first.to_ascii_lowercase().as_str()),
+        "{first}"
+    );
+    // Several games on one process, both colours, until the engine has
+    // been told of a forced pass (`play <color> pass`).
+    let mut passes = 0;
+    for seed in 0..40 {
+        let color = if seed % 2 == 0 {
+            Color::Black
+        } else {
+            Color::White
+        };
+        passes += play_game(&mut r, color, seed);
+        if passes > 0 && seed >= 3 {
+            break;
+        }
+    }
+    assert!(passes > 0, "no game had a forced pass");
+    let lines = r.lines.lock().unwrap();
+    assert!(lines.iter().any(|l| l == "→ list_commands"), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("→ time_settings 0 5 1")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("→ time_left ")),
+        "{lines:?}"
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("→ play ") && l.ends_with(" pass")));
+}
+
+#[test]
+fn the_gtp_test_engine_plays_whole_games() {
+    let script = fixture("gtp_engine.py");
+    let mut r = start(Protocol::Gtp, &["python3", &script]);
+    for seed in 0..4 {
+        let color = if seed % 2 == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        play_game(&mut r, color, 100 + seed);
+    }
+}
+
+#[test]
+fn the_nboard_test_engine_plays_whole_games_and_its_chatter_is_ignored() {
+    let script = fixture("nboard_engine.py");
+    let mut r = start(Protocol::Nboard, &["python3", &script]);
+    let mut passes = 0;
+    for seed in 0..40 {
+        let color = if seed % 2 == 0 {
+            Color::Black
+        } else {
+            Color::White
+        };
+        passes += play_game(&mut r, color, 200 + seed);
+        if passes > 0 && seed >= 3 {
+            break;
+        }
+    }
+    assert!(passes > 0, "no game had a forced pass");
+    let lines = r.lines.lock().unwrap();
+    assert_eq!(lines[0], "→ nboard 2", "{lines:?}");
+    assert_eq!(lines[1], "→ set depth 2", "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("→ set game (;GM[Othello]")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("TI[0:05/0:05,N1/]")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l == "→ move PA"));
+    assert!(
+        lines.iter().any(|l| l.starts_with("← status ")),
+        "{lines:?}"
+    );
+    // It never complained of a move it was told.
+    assert!(
+        !r.stderr.lock().unwrap().contains("illegal move"),
+        "{}",
+        r.stderr.lock().unwrap()
+    );
+}
+
+/// The first answer to a move request of an engine in `mode`, as white
+/// after black's f5.
+fn first_answer(
+    protocol: Protocol,
+    script: &str,
+    mode: &str,
+    secs: u64,
+) -> Result<Answer, EngineError> {
+    let script = fixture(script);
+    let mut r = start(protocol, &["python3", &script, mode]);
+    begin(&mut r, Color::White);
+    let history = [Ply {
+        color: Color::Black,
+        mv: parse_move("f5", 8).unwrap(),
+    }];
+    r.engine.ask_move(&history, Color::White, CLOCK).unwrap();
+    r.engine.answer(Instant::now() + Duration::from_secs(secs))
+}
+
+#[test]
+fn misbehaving_gtp_engines_are_told_apart() {
+    let pos = Position::start(8)
+        .play(parse_move("f5", 8).unwrap())
+        .unwrap()
+        .0;
+    // A wrong move is an answer: the referee's rules refuse it.
+    let Ok(Answer::Move(wrong)) = first_answer(Protocol::Gtp, "gtp_engine.py", "wrong-move", 10)
+    else {
+        panic!("wrong-move");
+    };
+    assert!(
+        pos.check(parse_move(&wrong, 8).unwrap()).is_err(),
+        "{wrong}"
+    );
+    assert_eq!(
+        first_answer(Protocol::Gtp, "gtp_engine.py", "bad-vertex", 10),
+        Ok(Answer::Move("z9".into()))
+    );
+    assert_eq!(
+        first_answer(Protocol::Gtp, "gtp_engine.py", "error", 10),
+        Err(EngineError::Refused {
+            command: "genmove white".into(),
+            answer: "? cannot think".into()
+        })
+    );
+    assert_eq!(
+        first_answer(Protocol::Gtp, "gtp_engine.py", "refuse-play", 10),
+        Err(EngineError::Refused {
+            command: "play black F5".into(),
+            answer: "? illegal move".into()
+        })
+    );
+    assert_eq!(
+        first_answer(Protocol::Gtp, "gtp_engine.py", "resign", 10),
+        Err(EngineError::Resigned {
+            command: "genmove white".into(),
+            answer: "= resign".into()
+        })
+    );
+    let t0 = Instant::now();
+    assert_eq!(
+        first_answer(Protocol::Gtp, "gtp_engine.py", "hang", 1),
+        Err(EngineError::Timeout {
+            command: "genmove white".into()
+        })
+    );
+    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
+    assert_eq!(
+        first_answer(Protocol::Gtp, "gtp_engine.py", "crash", 10),
+        Err(EngineError::Closed {
+            command: "genmove white".into()
+        })
+    );
+    assert!(matches!(
+        first_answer(Protocol::Gtp, "gtp_engine.py", "garbage", 10),
+        Err(EngineError::Garbage { ref command, .. }) if command == "genmove white"
+    ));
+}
+
+#[test]
+fn misbehaving_nboard_engines_are_told_apart() {
+    let Ok(Answer::Move(wrong)) =
+        first_answer(Protocol::Nboard, "nboard_engine.py", "wrong-move", 10)
+    else {
+        panic!("wrong-move");
+    };
+    let pos = Position::start(8)
+        .play(parse_move("f5", 8).unwrap())
+        .unwrap()
+        .0;
+    assert!(
+        pos.check(parse_move(&wrong, 8).unwrap()).is_err(),
+        "{wrong}"
+    );
+    assert_eq!(
+        first_answer(Protocol::Nboard, "nboard_engine.py", "hang", 1),
+        Err(EngineError::Timeout {
+            command: "go".into()
+        })
+    );
+    assert_eq!(
+        first_answer(Protocol::Nboard, "nboard_engine.py", "crash", 10),
+        Err(EngineError::Closed {
+            command: "go".into()
+        })
+    );
+    assert!(matches!(
+        first_answer(Protocol::Nboard, "nboard_engine.py", "garbage", 10),
+        Err(EngineError::Garbage { ref command, .. }) if command == "go"
+    ));
+    // No pong: never ready.
+    let script = fixture("nboard_engine.py");
+    let mut r = start(Protocol::Nboard, &["python3", &script, "no-pong"]);
+    r.engine
+        .begin_game(&GameStart {
+            size: 8,
+            color: Color::Black,
+            names: ["a".into(), "b".into()],
+            clock: CLOCK,
+        })
+        .unwrap();
+    assert_eq!(
+        r.engine.answer(Instant::now() + Duration::from_millis(500)),
+        Err(EngineError::Timeout {
+            command: "ping 1".into()
+        })
+    );
+}
