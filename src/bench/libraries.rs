@@ -404,8 +404,19 @@ fn tournament(root: &Path, bot: &Bot, games: u32) -> anyhow::Result<f64> {
 }
 
 /// One Arena run of `games` games of `bot` against itself, timed around
-/// the whole Python process (as a `tournament run` is timed).
+/// the whole Python process (as a `tournament run` is timed): games/s.
 fn arena(python: &Path, scripts: &Path, bot: &[String], games: u32) -> anyhow::Result<f64> {
+    arena_run(python, scripts, bot, games).map(|(rate, _)| rate)
+}
+
+/// Runs `arena_peer.py` for `games` games (of `bot`, or its own bot when
+/// empty): games/s around the process, and what the script printed.
+pub(super) fn arena_run(
+    python: &Path,
+    scripts: &Path,
+    bot: &[String],
+    games: u32,
+) -> anyhow::Result<(f64, serde_json::Value)> {
     let clock = Instant::now();
     let out = Command::new(python)
         .arg(scripts.join("arena_peer.py"))
@@ -427,7 +438,7 @@ fn arena(python: &Path, scripts: &Path, bot: &[String], games: u32) -> anyhow::R
     if stats.iter().sum::<u64>() != u64::from(games) {
         bail!("the Arena played {stats:?}, not {games} games");
     }
-    Ok(f64::from(games) / seconds)
+    Ok((f64::from(games) / seconds, v))
 }
 
 /// A bot started by [`waiting_cpu`].

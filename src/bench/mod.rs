@@ -20,7 +20,6 @@ mod viewers;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -538,28 +537,9 @@ fn throughput_rows(
 /// One Arena run of `games` games: (games/s timed around the process,
 /// rate inside `play_n`).
 fn arena(python: &Path, scripts: &Path, games: u32) -> anyhow::Result<(f64, f64)> {
-    let clock = Instant::now();
-    let out = Command::new(python)
-        .arg(scripts.join("arena_peer.py"))
-        .arg(games.to_string())
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot start the Arena script")?;
-    let seconds = clock.elapsed().as_secs_f64();
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        bail!(
-            "Arena script failed: {}",
-            err.lines().last().unwrap_or("no output")
-        );
-    }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("Arena output")?;
-    let stats: Vec<u64> = serde_json::from_value(v["stats"].clone()).unwrap_or_default();
-    if stats.iter().sum::<u64>() != u64::from(games) {
-        bail!("the Arena played {stats:?}, not {games} games");
-    }
+    let (rate, v) = libraries::arena_run(python, scripts, &[], games)?;
     let inside = v["play_n_seconds"].as_f64().unwrap_or(f64::NAN);
-    Ok((f64::from(games) / seconds, f64::from(games) / inside))
+    Ok((rate, f64::from(games) / inside))
 }
 
 /// Row 3: the referee's CPU while a bot thinks 200 ms per move.
