@@ -77,6 +77,8 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
             enabled: !args.no_sandbox,
             ..Default::default()
         },
+        protocol: Default::default(),
+        engine: Default::default(),
     };
     spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
     let shown = args.command.join(" ");
