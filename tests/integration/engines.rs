@@ -655,3 +655,135 @@ fn an_engine_that_forfeited_is_started_again_for_its_next_game() {
     assert_eq!(again.reason, EndReason::Exited);
     assert_eq!(engine.starts(), 2);
 }
+
+/// The issue's round robin: gtp-rhino level 1, the GTP test engine, the
+/// NBoard test engine, a built-in bot and a Ruby mailbox bot; 20 games,
+/// none forfeited, every game's GGF read back move for move, the engines'
+/// protocol lines in the game logs.
+#[test]
+fn a_round_robin_of_engines_and_bots_plays_twenty_games_without_a_forfeit() {
+    let s = Scratch::new();
+    let rhino = gtp_rhino();
+    let toml = format!(
+        r#"
+[tournament]
+name = "Engines and bots"
+format = "round-robin"
+games-per-pairing = 2
+concurrency = 2
+size = 8
+
+[time]
+move-ms = 5000
+startup-ms = 10000
+
+[openings]
+random-plies = 4
+seed = 7
+
+[[player]]
+name = "rhino-1"
+command = ["{rhino}", "-l", "1"]
+protocol = "gtp"
+
+[[player]]
+name = "gtp-test"
+command = ["python3", "{gtp}"]
+protocol = "gtp"
+
+[[player]]
+name = "nboard-test"
+command = ["python3", "{nboard}"]
+protocol = "nboard"
+depth = 4
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+
+[[player]]
+name = "ruby-greedy"
+command = ["ruby", "{ruby}"]
+"#,
+        rhino = rhino.display(),
+        gtp = fixture("gtp_engine.py"),
+        nboard = fixture("nboard_engine.py"),
+        ruby = project_root().join("bots/ruby/greedy.rb").display(),
+    );
+    s.write("tournament.toml", &toml);
+    s.run_ok(&["run", "--strict"], 600);
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let records: Vec<GameRecord> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 20, "10 pairings × 2 games");
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+        let ggf = std::fs::read_to_string(s.join(&format!("results/games/{}.ggf", r.id))).unwrap();
+        let games = super::records::parse_ggf(&ggf);
+        assert_eq!(games.len(), 1);
+        super::records::check_ggf_game(&games[0], r);
+    }
+    // Each engine played 8 games; its protocol lines are in their logs.
+    for (name, line) in [
+        ("rhino-1", "→ genmove"),
+        ("gtp-test", "→ genmove"),
+        ("nboard-test", "→ go"),
+    ] {
+        let games: Vec<_> = records
+            .iter()
+            .filter(|r| r.black == name || r.white == name)
+            .collect();
+        assert_eq!(games.len(), 8, "{name}");
+        let log =
+            std::fs::read_to_string(s.join(&format!("results/logs/{}.log", games[0].id))).unwrap();
+        assert!(log.contains(line), "{name}: {log}");
+    }
+}
+
+#[test]
+fn check_bot_checks_an_engine_by_its_protocol() {
+    let s = Scratch::new();
+    let rhino = gtp_rhino();
+    let out = s
+        .cmd(&[
+            "check-bot",
+            "--protocol",
+            "gtp",
+            "--",
+            rhino.to_str().unwrap(),
+            "-l",
+            "1",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(stdout.matches("  ok    game").count(), 2, "{stdout}");
+    let script = fixture("nboard_engine.py");
+    let out = s
+        .cmd(&[
+            "check-bot",
+            "--protocol",
+            "nboard",
+            "--",
+            "python3",
+            &script,
+            "wrong-move",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(tournament::error::exit::BOT_NONCOMPLIANT),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL  game 1 as black: no-flips"),
+        "{stdout}"
+    );
+}
