@@ -71,6 +71,10 @@ pub struct CheckBotArgs {
     /// Check the bot without its sandbox (see SECURITY.md).
     #[arg(long)]
     pub no_sandbox: bool,
+    /// How it talks: `mailbox` (a bot), or `gtp` / `nboard` (an engine on
+    /// stdin/stdout, checked by two games against the built-in weighted).
+    #[arg(long, default_value = "mailbox")]
+    pub protocol: crate::engine::Protocol,
     /// The bot's command line, after `--` (e.g. `-- ruby bots/ruby/greedy.rb`).
     #[arg(last = true, required = true, num_args = 1..)]
     pub command: Vec<String>,

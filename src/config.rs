@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::engine::{EngineSettings, Protocol};
 use crate::mailbox::{validate_name, DEFAULT_STALE};
 use crate::player::{absolute_anywhere, Launch, PlayerSpec, Restart, BUILTINS};
 use crate::rating::sprt::{Model, Sprt};
@@ -146,6 +147,8 @@ struct RawPlayer {
     disk_mb: Option<Spanned<u64>>,
     processes: Option<Spanned<u64>>,
     user: Option<String>,
+    protocol: Option<Spanned<String>>,
+    depth: Option<Spanned<u32>>,
 }
 
 /// Where the openings come from.
@@ -392,6 +395,73 @@ impl Source<'_> {
     }
 }
 
+/// A player's `protocol` and `depth`: an engine protocol needs a
+/// `command`; NBoard plays 8×8 only; `depth` is NBoard's.
+fn engine_settings(
+    src: &Source<'_>,
+    p: &RawPlayer,
+    i: usize,
+    name: &str,
+    launch: &Launch,
+    size: u8,
+) -> Result<(Protocol, EngineSettings), ConfigError> {
+    let key = |k: &str| format!("player[{}].{k}", i + 1);
+    let protocol = match &p.protocol {
+        None => Protocol::Mailbox,
+        Some(s) => {
+            let protocol: Protocol = s.get_ref().parse().map_err(|m: String| {
+                src.error_at(
+                    s.span(),
+                    Some(&key("protocol")),
+                    format!("player `{name}`: {m}"),
+                )
+            })?;
+            if protocol.is_engine() && !matches!(launch, Launch::Command(_)) {
+                return Err(src.error_at(
+                    s.span(),
+                    Some(&key("protocol")),
+                    format!(
+                        "player `{name}`: protocol = \"{protocol}\" is spoken by an engine the referee starts; \
+                         give its `command = [...]` (not `builtin` or `wait`)"
+                    ),
+                ));
+            }
+            if let Some(sizes) = protocol.sizes() {
+                if !sizes.contains(&size) {
+                    return Err(src.error_at(
+                        s.span(),
+                        Some(&key("protocol")),
+                        format!(
+                            "player `{name}`: {protocol} engines play 8×8 only, and this tournament's \
+                             size is {size} (set `tournament.size = 8`, or leave this player out)"
+                        ),
+                    ));
+                }
+            }
+            protocol
+        }
+    };
+    let mut engine = EngineSettings::default();
+    if let Some(d) = &p.depth {
+        if protocol != Protocol::Nboard {
+            return Err(src.error_at(
+                d.span(),
+                Some(&key("depth")),
+                format!("player `{name}`: `depth` is only used with protocol = \"nboard\""),
+            ));
+        }
+        if *d.get_ref() == 0 {
+            return Err(src.error_at(
+                d.span(),
+                Some(&key("depth")),
+                format!("player `{name}`: `depth` must be at least 1"),
+            ));
+        }
+        engine.depth = *d.get_ref();
+    }
+    Ok((protocol, engine))
+}
+
 /// Reads and checks `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let text = crate::input_file::read_text(path, crate::input_file::MAX_TEXT).map_err(|e| {
@@ -579,6 +649,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
                 *slot = *v.get_ref();
             }
         }
+        let (protocol, engine) = engine_settings(&src, p, i, &name, &launch, size)?;
         sandbox.enabled = p.sandbox.unwrap_or(true);
         sandbox.ponder = p.ponder.unwrap_or(false);
         sandbox.user = p.user.clone();
@@ -599,6 +670,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             seed: p.seed.unwrap_or(raw.openings.seed),
             board_as,
             sandbox,
+            protocol,
+            engine,
         });
     }
     if players.len() < 2 {
@@ -946,6 +1019,49 @@ mod tests {
         let e = err(&ok);
         assert!(e.message.contains("expected u32"), "{e}");
         assert_eq!(e.line, 3, "{e}");
+    }
+
+    #[test]
+    fn engine_players_are_checked_with_file_line_and_field() {
+        let gtp = format!(
+            "{BASE}\n[[player]]\nname = \"rhino\"\ncommand = [\"gtp-rhino\", \"-l\", \"1\"]\nprotocol = \"gtp\"\n"
+        );
+        let c = parse(Path::new("t.toml"), &gtp).unwrap();
+        assert_eq!(c.players[2].protocol, Protocol::Gtp);
+        assert_eq!(c.players[0].protocol, Protocol::Mailbox);
+        let nboard = format!(
+            "{BASE}\n[[player]]\nname = \"nb\"\ncommand = [\"edax\", \"-nboard\"]\nprotocol = \"nboard\"\ndepth = 6\n"
+        );
+        let c = parse(Path::new("t.toml"), &nboard).unwrap();
+        assert_eq!(c.players[2].engine.depth, 6);
+        // NBoard on 6×6: refused where the protocol is written.
+        let e = err(&nboard.replace("name = \"t\"", "name = \"t\"\nsize = 6"));
+        assert_eq!(e.key, "player[3].protocol", "{e}");
+        assert_eq!(e.line, 16, "{e}");
+        assert!(
+            e.message.contains("8×8 only") && e.message.contains("size is 6"),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("t.toml:16:"), "{e}");
+        // An unknown protocol, an engine protocol without a command, depth
+        // without NBoard.
+        let e = err(&gtp.replace("\"gtp\"", "\"uci\""));
+        assert_eq!(e.key, "player[3].protocol", "{e}");
+        assert!(
+            e.message
+                .contains("expected \"mailbox\", \"gtp\" or \"nboard\""),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{BASE}\n[[player]]\nname = \"c\"\nbuiltin = \"random\"\nprotocol = \"gtp\"\n"
+        ));
+        assert!(e.message.contains("give its `command"), "{e}");
+        let e = err(&gtp.replace("protocol = \"gtp\"", "protocol = \"gtp\"\ndepth = 3"));
+        assert_eq!(e.key, "player[3].depth", "{e}");
+        assert!(
+            e.message.contains("only used with protocol = \"nboard\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -588,6 +588,8 @@ fn idle_once(root: &Path, python: &Path, scripts: &Path, moves: usize) -> anyhow
         seed: 1,
         board_as: None,
         sandbox: Default::default(),
+        protocol: Default::default(),
+        engine: Default::default(),
     });
     let board = scratch.path().join("board");
     std::fs::create_dir_all(&board)?;

@@ -128,6 +128,8 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow:
             enabled: on,
             ..Default::default()
         },
+        protocol: Default::default(),
+        engine: Default::default(),
     });
     let board = scratch.path().join("board");
     std::fs::create_dir_all(&board)?;

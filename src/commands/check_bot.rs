@@ -77,6 +77,8 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
             enabled: !args.no_sandbox,
             ..Default::default()
         },
+        protocol: args.protocol,
+        engine: Default::default(),
     };
     spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
     let shown = args.command.join(" ");
@@ -88,6 +90,9 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         crate::sandbox::Statement::of(std::slice::from_ref(&spec), crate::sandbox::protections());
     let mut inst = Instance::new(Arc::new(spec), &board.0, 1)
         .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))?;
+    if args.protocol.is_engine() {
+        return check_engine(args, inst, &board.0, &sandbox.line());
+    }
     println!("check-bot: {shown}");
     println!(
         "  id {}, mailbox {}, move-ms {}, startup-ms {}",
@@ -132,6 +137,82 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
     Err(HarnessError::BotNoncompliant(format!(
         "`{shown}` does not follow mailbox protocol v1: {} (see the hints above)",
         report.summary_line()
+    ))
+    .into())
+}
+
+/// An engine (GTP, NBoard) is checked the way it will play: two refereed
+/// games on 8×8 against the built-in weighted bot, one with each colour,
+/// on one process. It follows its protocol if both end normally.
+fn check_engine(
+    args: &CheckBotArgs,
+    mut engine: Instance,
+    board: &std::path::Path,
+    sandbox: &str,
+) -> anyhow::Result<i32> {
+    use crate::record::EndReason;
+    use crate::referee::{play_game, GameSpec, Rules, TimeControl};
+    let shown = args.command.join(" ");
+    let protocol = args.protocol;
+    println!("check-bot: {shown} ({protocol} engine)");
+    println!(
+        "  {sandbox}; two games on 8×8 against the built-in weighted, move-ms {}, startup-ms {}",
+        args.move_ms, args.startup_ms
+    );
+    let mut weighted = Instance::new(Arc::new(PlayerSpec::builtin("weighted", 1)), board, 1)
+        .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))?;
+    let mut failed = 0;
+    for (g, engine_black) in [true, false].into_iter().enumerate() {
+        let spec = GameSpec {
+            id: format!("check-{}", g + 1),
+            round: 1,
+            size: 8,
+            opening: String::new(),
+            time: TimeControl {
+                move_ms: args.move_ms,
+                startup_ms: args.startup_ms,
+                ..TimeControl::default()
+            },
+            rules: Rules::default(),
+        };
+        let (b, w) = if engine_black {
+            (&mut engine, &mut weighted)
+        } else {
+            (&mut weighted, &mut engine)
+        };
+        let r = play_game(&spec, b, w, None, &crate::event::Silent)?;
+        let color = if engine_black { "black" } else { "white" };
+        if r.reason == EndReason::Normal {
+            println!(
+                "  ok    game {} as {color}: {} plies, {}-{} ({})",
+                g + 1,
+                r.moves.len(),
+                r.discs.black,
+                r.discs.white,
+                r.result.name()
+            );
+        } else {
+            failed += 1;
+            let f = r.forfeit.as_ref();
+            println!(
+                "  FAIL  game {} as {color}: {} by {}: {}",
+                g + 1,
+                r.reason,
+                f.map_or("?", |f| f.color.as_str()),
+                f.map_or("", |f| f.detail.as_str())
+            );
+            for line in f.map(|f| f.stderr_tail.clone()).unwrap_or_default() {
+                println!("        stderr: {line}");
+            }
+        }
+    }
+    drop(engine);
+    if failed == 0 {
+        println!("{shown} follows the {protocol} protocol as the referee speaks it");
+        return Ok(exit::OK);
+    }
+    Err(HarnessError::BotNoncompliant(format!(
+        "`{shown}` did not finish {failed} of 2 games as a {protocol} engine (see above)"
     ))
     .into())
 }

@@ -85,6 +85,8 @@ pub fn resolve(text: &str, config: Option<&Config>, seed: u64) -> anyhow::Result
         seed,
         board_as: None,
         sandbox: Default::default(),
+        protocol: Default::default(),
+        engine: Default::default(),
     };
     if let Err(msg) = spec.resolve() {
         let known = config

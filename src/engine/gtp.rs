@@ -3,12 +3,14 @@
 //!
 //! What is sent: on the first game `protocol_version`, `name`, `version`
 //! and `list_commands`; each game `boardsize N` and `clear_board`, then
-//! `time_settings <bank s> <move s> 1` if the engine lists it; each move
+//! `time_settings 0 <move s> 1` (byo-yomi: the move time for each move) if
+//! the engine lists it; each move
 //! `play <color> <vertex>` for every ply it has not heard (the opening, the
 //! opponent's moves, passes, its own forced passes — a refusal of a pass is
 //! logged, not held against it, as engines like gtp-rhino pass by
-//! themselves and refuse `play <color> pass`), `time_left <color>
-//! <s> <stones>` if listed, then `genmove <color>`; `quit` at the end.
+//! themselves and refuse `play <color> pass`), `time_left <color> <s> 1`
+//! (the time this move has, bank included) if listed, then `genmove
+//! <color>`; `quit` at the end.
 //! Vertices are Othello squares, column letter then row number, row 1 at
 //! the top (as gtp-rhino counts them); a pass is `pass`. Commands carry no
 //! id. Commands are sent together and their answers read in order.
@@ -23,7 +25,7 @@ use std::time::Instant;
 use crate::game::{parse_move, Color, Move};
 
 use super::link::{Line, LineLink, LinkError};
-use super::{news, vertex, Answer, Clock, EngineError, GameStart, Ply};
+use super::{news, seconds, vertex, Answer, EngineError, GameStart, Ply};
 
 /// What an answer must be.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,8 +60,8 @@ pub struct GtpClient {
     size: u8,
     /// The plies its board has, from the start (`None`: unknown).
     told: Option<Vec<Ply>>,
-    /// The clock of the current game (for `time_settings`).
-    clock: Option<Clock>,
+    /// The move time of the current game (for `time_settings`).
+    move_ms: u64,
     pending: VecDeque<Pending>,
 }
 
@@ -71,7 +73,7 @@ impl GtpClient {
             hello_sent: false,
             size: 8,
             told: None,
-            clock: None,
+            move_ms: 5000,
             pending: VecDeque::new(),
         }
     }
@@ -104,10 +106,9 @@ impl GtpClient {
     }
 
     fn time_settings(&mut self) -> Result<(), EngineError> {
-        if let (Some(clock), true) = (self.clock, self.knows("time_settings")) {
-            let bank = clock.bank_ms.map_or(0, |b| b / 1000);
+        if self.knows("time_settings") {
             self.send(
-                format!("time_settings {bank} {} 1", Clock::seconds(clock.move_ms)),
+                format!("time_settings 0 {} 1", seconds(self.move_ms)),
                 Want::Lenient,
             )?;
         }
@@ -117,7 +118,7 @@ impl GtpClient {
     pub fn begin_game(&mut self, start: &GameStart) -> Result<(), EngineError> {
         self.skip_leftovers();
         self.size = start.size;
-        self.clock = Some(start.clock);
+        self.move_ms = start.move_ms;
         if !self.hello_sent {
             self.hello_sent = true;
             self.send("protocol_version".into(), Want::Any)?;
@@ -137,7 +138,7 @@ impl GtpClient {
         &mut self,
         history: &[Ply],
         color: Color,
-        clock: Clock,
+        allowed_ms: u64,
     ) -> Result<(), EngineError> {
         self.skip_leftovers();
         let new: Vec<Ply> = match news(self.told.as_deref(), history) {
@@ -164,12 +165,8 @@ impl GtpClient {
             }
         }
         if self.knows("time_left") {
-            let (secs, stones) = if clock.bank_left_ms > 0 {
-                (clock.bank_left_ms / 1000, 0)
-            } else {
-                (Clock::seconds(clock.move_ms), 1)
-            };
-            self.send(format!("time_left {color} {secs} {stones}"), Want::Lenient)?;
+            let secs = seconds(allowed_ms);
+            self.send(format!("time_left {color} {secs} 1"), Want::Lenient)?;
         }
         self.send(format!("genmove {color}"), Want::Move(color))
     }

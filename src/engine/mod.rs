@@ -10,7 +10,9 @@
 //! `game`'s rules, like any bot's), decide a result, or start, sandbox or
 //! stop the process (`player` does, as for any spawned bot).
 
+pub mod driver;
 pub mod gtp;
+pub mod history;
 pub mod link;
 pub mod nboard;
 
@@ -18,6 +20,7 @@ use std::time::Instant;
 
 use crate::game::{Color, Move};
 
+pub use driver::EngineDriver;
 pub use link::{Direction, LineLink, LineLog};
 
 /// How a player talks to the referee.
@@ -87,23 +90,10 @@ pub struct Ply {
     pub mv: Move,
 }
 
-/// The clock, as the engine is told it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Clock {
-    /// Time for each move.
-    pub move_ms: u64,
-    /// The bank a game starts with (overtime draws on it), if any.
-    pub bank_ms: Option<u64>,
-    /// What is left of the bank now.
-    pub bank_left_ms: u64,
-}
-
-impl Clock {
-    /// Whole seconds for a protocol that counts in seconds: rounded down,
-    /// at least 1 (an engine told 0 would take it as "no limit").
-    pub fn seconds(ms: u64) -> u64 {
-        (ms / 1000).max(1)
-    }
+/// Whole seconds for a protocol that counts in seconds: rounded down, at
+/// least 1 (an engine told 0 would take it as "no limit").
+pub fn seconds(ms: u64) -> u64 {
+    (ms / 1000).max(1)
 }
 
 /// What a game looks like to the engine when it begins.
@@ -114,7 +104,8 @@ pub struct GameStart {
     pub color: Color,
     /// The players' names, black then white (NBoard's `set game`).
     pub names: [String; 2],
-    pub clock: Clock,
+    /// The time for each move (NEW's `move-ms`).
+    pub move_ms: u64,
 }
 
 /// What an engine answered, in the referee's terms.
@@ -213,16 +204,17 @@ impl Engine {
 
     /// Sends the plies of `history` the engine has not heard yet (all of
     /// them, from a fresh board, when its board is not a prefix of it),
-    /// then asks its move as `color`; [`Engine::answer`] then gives it.
+    /// then asks its move as `color`, which has `allowed_ms` for it (TURN's
+    /// time); [`Engine::answer`] then gives it.
     pub fn ask_move(
         &mut self,
         history: &[Ply],
         color: Color,
-        clock: Clock,
+        allowed_ms: u64,
     ) -> Result<(), EngineError> {
         match self {
-            Engine::Gtp(c) => c.ask_move(history, color, clock),
-            Engine::Nboard(c) => c.ask_move(history, color, clock),
+            Engine::Gtp(c) => c.ask_move(history, color, allowed_ms),
+            Engine::Nboard(c) => c.ask_move(history, color, allowed_ms),
         }
     }
 
@@ -309,7 +301,7 @@ mod tests {
         assert!("uci".parse::<Protocol>().unwrap_err().contains("\"gtp\""));
         assert_eq!(vertex(parse_move("f5", 8).unwrap(), "PA"), "F5");
         assert_eq!(vertex(Move::Pass, "pass"), "pass");
-        assert_eq!(Clock::seconds(500), 1);
-        assert_eq!(Clock::seconds(5999), 5);
+        assert_eq!(seconds(500), 1);
+        assert_eq!(seconds(5999), 5);
     }
 }

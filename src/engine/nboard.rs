@@ -21,7 +21,7 @@ use crate::game::Color;
 use crate::report::ggf;
 
 use super::link::{Line, LineLink, LinkError};
-use super::{news, vertex, Answer, Clock, EngineError, GameStart, Ply};
+use super::{news, vertex, Answer, EngineError, GameStart, Ply};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Want {
@@ -108,7 +108,7 @@ impl NboardClient {
         &mut self,
         history: &[Ply],
         _color: Color,
-        _clock: Clock,
+        _allowed_ms: u64,
     ) -> Result<(), EngineError> {
         self.skip_leftovers();
         match news(self.told.as_deref(), history) {
@@ -123,7 +123,7 @@ impl NboardClient {
                     why: "no game was begun".into(),
                 })?;
                 let plies: Vec<_> = history.iter().map(|p| (p.color, p.mv)).collect();
-                let ti = ggf::clock(game.clock.move_ms, game.clock.bank_ms);
+                let ti = ggf::clock(game.move_ms, None);
                 let text = ggf::game_so_far(
                     [&game.names[0], &game.names[1]],
                     game.size,

@@ -1,5 +1,8 @@
 //! Player instances: a bot process (or a bot started by hand) bound to its
-//! mailbox on the board, with its seq counter, its output and its lifetime.
+//! mailbox on the board, with its seq counter, its output and its lifetime;
+//! or an engine process (GTP, NBoard) whose stdin/stdout carry the same
+//! requests and answers through `engine::EngineDriver` (its mailbox is
+//! then only its working folder).
 //!
 //! Owns: starting a spawned bot (working directory = its mailbox,
 //! `TOURNAMENT_MAILBOX` / `TOURNAMENT_ID`, `{mailbox}` / `{id}` filled, no
@@ -24,6 +27,7 @@ pub use spec::{
     Restart, BUILTINS,
 };
 
+use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
 use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError};
 use crate::sandbox::{self, Policy, Scratch, Warden};
 
@@ -60,6 +64,8 @@ pub struct Instance {
     sent_at: Option<Instant>,
     /// How long the bot could run since its folders were last measured.
     ran_unmeasured: Duration,
+    /// An engine's conversation (GTP, NBoard), while its process runs.
+    engine: Option<EngineDriver>,
 }
 
 /// A sandboxed bot's folders are measured after an answer once it has had
@@ -101,6 +107,7 @@ impl Instance {
             stderr_reader: None,
             sent_at: None,
             ran_unmeasured: Duration::ZERO,
+            engine: None,
         })
     }
 
@@ -227,7 +234,8 @@ impl Instance {
             .env("TOURNAMENT_MAILBOX", &dir)
             .env("TOURNAMENT_ID", &self.id);
         let bell = self.mailbox.doorbell();
-        let spawned = process::spawn(&mut cmd, report, move |_| bell.ring());
+        let is_engine = self.spec.protocol.is_engine();
+        let spawned = process::spawn(&mut cmd, is_engine, report, move |_| bell.ring());
         drop(child_ends);
         let (tree, mut child) = spawned.map_err(|e| {
             let hint = match e.kind() {
@@ -242,7 +250,9 @@ impl Instance {
                 argv.join(" ")
             ))
         })?;
-        if let Some(out) = child.stdout.take() {
+        if is_engine {
+            self.engine = Some(self.engine_driver(&mut child)?);
+        } else if let Some(out) = child.stdout.take() {
             let _ = self.output.capture("stdout", out);
         }
         if let Some(err) = child.stderr.take() {
@@ -256,6 +266,31 @@ impl Instance {
         self.starts += 1;
         self.started_at = Some(Instant::now());
         Ok(())
+    }
+
+    /// The conversation with a just-started engine over its stdin/stdout,
+    /// every line into the game log.
+    fn engine_driver(&self, child: &mut std::process::Child) -> Result<EngineDriver, StartError> {
+        let failed = |e: std::io::Error| {
+            StartError(format!(
+                "player `{}`: cannot talk to its engine: {e}",
+                self.spec.name
+            ))
+        };
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(StartError(format!(
+                "player `{}`: its engine has no pipes",
+                self.spec.name
+            )));
+        };
+        #[cfg(unix)]
+        crate::engine::link::set_nonblocking(&stdin).map_err(failed)?;
+        let output = Arc::clone(&self.output);
+        let log: LineLog = Arc::new(move |d, line| output.protocol_line(d, line));
+        let link = LineLink::new(stdin, stdout, log).map_err(failed)?;
+        let engine =
+            Engine::new(self.spec.protocol, link, self.spec.engine).expect("an engine protocol");
+        Ok(EngineDriver::new(engine, &self.spec.name))
     }
 
     /// The sandbox for a new process whose mailbox the bot sees at
@@ -347,6 +382,13 @@ impl Instance {
         self.seq += 1;
         tracing::trace!(bot = %self.id, seq = self.seq, "→ {text}");
         self.sent_at = Some(Instant::now());
+        if self.engine.is_some() {
+            self.thaw();
+            if let Some(engine) = &mut self.engine {
+                engine.send(text);
+            }
+            return Ok(self.seq);
+        }
         let sent = self.mailbox.send(self.seq, text);
         // Let go once the message is there: the bot wakes once, to a
         // message it can read (its clock started before the write).
@@ -358,6 +400,9 @@ impl Instance {
     /// Waits for the answer to the last message until `deadline`. Ends
     /// early, with the exit status, if the bot's process exits.
     pub fn wait(&mut self, deadline: Instant) -> Result<String, AnswerError> {
+        if self.engine.is_some() {
+            return self.wait_engine(deadline);
+        }
         let process = self.process.as_ref();
         let mut exited = || {
             process
@@ -380,6 +425,44 @@ impl Instance {
         answer
     }
 
+    /// An engine's answer, in the mailbox's terms: silence is a timeout, a
+    /// closed pipe the process's end, a line of no protocol garbage; an
+    /// error answer (GTP `?`) or `resign` is returned as text for the
+    /// referee to refuse, with the command it answered.
+    fn wait_engine(&mut self, deadline: Instant) -> Result<String, AnswerError> {
+        let engine = self.engine.as_mut().expect("an engine");
+        let answer = engine.wait(deadline);
+        self.freeze();
+        if let Err(e) = &answer {
+            tracing::debug!(bot = %self.id, "engine: {e}");
+        }
+        let mut answer = answer.or_else(|e| match e {
+            EngineError::Timeout { .. } => Err(AnswerError::Timeout {
+                pending: crate::mailbox::Pending::Nothing,
+            }),
+            EngineError::Closed { .. } | EngineError::Write { .. } => {
+                // Its exit status, once the watcher saw it.
+                let exit = self
+                    .process
+                    .as_ref()
+                    .and_then(|p| p.exit.wait(Duration::from_millis(300)));
+                Err(AnswerError::Aborted(match exit {
+                    Some(info) => format!("the engine's process ended ({info}): {e}"),
+                    None => format!("the engine {e}"),
+                }))
+            }
+            EngineError::Garbage { .. } => Err(AnswerError::Garbage(e.to_string())),
+            EngineError::Refused { command, answer }
+            | EngineError::Resigned { command, answer } => Ok(format!("{answer} (to `{command}`)")),
+        });
+        if answer.is_ok() {
+            if let Some((_, why)) = self.limit_breach() {
+                answer = Err(AnswerError::Aborted(why));
+            }
+        }
+        answer
+    }
+
     /// Sends `text` and waits for the answer until `deadline`.
     pub fn exchange(&mut self, text: &str, deadline: Instant) -> Result<String, AnswerError> {
         self.send(text)?;
@@ -395,6 +478,13 @@ impl Instance {
     /// Nothing of its process group survives this.
     pub fn stop(&mut self, grace: Duration) -> Option<ExitInfo> {
         self.thaw();
+        if let Some(mut engine) = self.engine.take() {
+            // Asked to leave first; TERM follows if it does not.
+            engine.quit();
+            if let Some(p) = &self.process {
+                p.exit.wait(grace.min(Duration::from_millis(200)));
+            }
+        }
         let tree = self.process.take()?;
         let info = tree.terminate(grace);
         self.warden = None;

@@ -1,7 +1,8 @@
 //! A bot's stdout and stderr, line by line, into the log of the game its
 //! instance is playing, with a per-game cap and the last lines kept.
 //!
-//! Owns the capture threads and the tail; interprets only one kind of line:
+//! Owns the capture threads, the tail and the logging of an engine's
+//! protocol lines (GTP, NBoard, both ways); interprets only one kind of line:
 //! the shipped bot libraries' [`LIBRARY_FALLBACK`] line (the library played a
 //! move the bot did not choose), which it warns about and counts.
 
@@ -157,6 +158,12 @@ impl BotOutput {
         }
         let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).clone();
         tracing::debug!(target: "bot", parent: &span, bot = %self.id, stream, "{line}");
+    }
+
+    /// One line of an engine's protocol (GTP, NBoard), either way, into the
+    /// current game's log (under the same cap as its output).
+    pub fn protocol_line(&self, direction: crate::engine::Direction, line: &str) {
+        self.line("protocol", format!("{} {line}", direction.arrow()));
     }
 
     /// The first fallback of a game is a warning on the console (the rest are

@@ -1,7 +1,8 @@
 //! Starting and stopping a bot's process tree. The only platform-specific
 //! module of the harness.
 //!
-//! Owns: spawning in a fresh process group with stdin from /dev/null,
+//! Owns: spawning in a fresh process group with stdin from /dev/null (or a
+//! pipe, for an engine),
 //! noticing the exit, TERM to the group, a grace period, KILL, and reaping
 //! every member so nothing outlives the referee. Knows nothing about
 //! mailboxes or games.
@@ -201,18 +202,24 @@ fn kill_orphans() {
     }
 }
 
-/// Spawns `cmd` in a new process group, stdin from /dev/null, stdout and
+/// Spawns `cmd` in a new process group, stdin from /dev/null (piped for
+/// an engine that reads its commands there: `stdin_piped`), stdout and
 /// stderr piped. `on_exit` runs on the watcher thread when it exits. With
 /// `report` (the pipe of a sandbox warden), the exit shown is the bot's
 /// own as the warden reported it, not the warden's.
 pub fn spawn(
     cmd: &mut Command,
+    stdin_piped: bool,
     report: Option<std::fs::File>,
     on_exit: impl FnOnce(&ExitInfo) + Send + 'static,
 ) -> io::Result<(ProcessTree, Child)> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(if stdin_piped {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;

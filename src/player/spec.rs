@@ -52,6 +52,11 @@ pub struct PlayerSpec {
     /// How the bot is sandboxed (spawned commands only; built-ins are part
     /// of the referee and waiting bots are started by someone else).
     pub sandbox: crate::sandbox::Settings,
+    /// How it talks to the referee: a mailbox, or (a spawned command only)
+    /// GTP or NBoard over stdin/stdout.
+    pub protocol: crate::engine::Protocol,
+    /// What an engine is told beyond the game (NBoard's `set depth`).
+    pub engine: crate::engine::EngineSettings,
 }
 
 /// The Debian package that provides a well-known interpreter.
@@ -65,6 +70,7 @@ pub fn install_hint(program: &str) -> Option<&'static str> {
         "python3" | "python" => "apt-get install python3",
         "perl" => "apt-get install perl",
         "java" => "apt-get install default-jre",
+        "gtp-rhino" => "apt-get install grhino",
         _ => return None,
     })
 }
@@ -122,13 +128,19 @@ pub fn not_executable_hint(program: &str) -> String {
     )
 }
 
-/// The first `program` on PATH; for a bot that runs as a user of its own
+/// Where Debian puts games, searched after PATH.
+pub const GAMES_DIR: &str = "/usr/games";
+
+/// The first `program` on PATH (then in [`GAMES_DIR`]); for a bot that runs as a user of its own
 /// (`runs_as`), the first that user can reach, so a root's own
 /// interpreters (pyenv or nvm under /root) give way to the system's. A
 /// program skipped that way is said once, in the log.
 fn find_on_path(program: &str, runs_as: Option<(u32, u32)>) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    // Debian installs games (gtp-rhino) in /usr/games, which is not on
+    // every PATH (not on root's, nor in most service environments).
     let mut found = std::env::split_paths(&path)
+        .chain([PathBuf::from(GAMES_DIR)])
         .map(|dir| dir.join(program))
         .filter(|p| is_executable(p));
     let first = found.next()?;
@@ -182,6 +194,8 @@ impl PlayerSpec {
             seed,
             board_as: None,
             sandbox: crate::sandbox::Settings::default(),
+            protocol: crate::engine::Protocol::Mailbox,
+            engine: Default::default(),
         }
     }
 
@@ -336,6 +350,8 @@ mod tests {
             seed: 1,
             board_as: None,
             sandbox: Default::default(),
+            protocol: Default::default(),
+            engine: Default::default(),
         }
     }
 

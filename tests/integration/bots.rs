@@ -182,7 +182,7 @@ fn the_shipped_tournament_plays_every_language() {
     copy_tree(&project_root().join("bots"), &s.join("bots"));
     let config = tournament::config::load(&s.join("tournament.toml")).unwrap();
     let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
-    assert_eq!(names.len(), 10, "{names:?}");
+    assert_eq!(names.len(), 12, "{names:?}");
 
     let out = s
         .cmd(&["run", "--games-per-pairing", "1"])
@@ -200,7 +200,11 @@ fn the_shipped_tournament_plays_every_language() {
         assert!(stdout.contains(name.as_str()), "{name} missing:\n{stdout}");
     }
     let recs = records(&config.results);
-    assert_eq!(recs.len(), 45, "10 players, one game per pairing");
+    assert_eq!(
+        recs.len(),
+        66,
+        "12 players (gtp-rhino at two levels among them), one game per pairing"
+    );
     for r in &recs {
         assert!(
             !r.reason.is_protocol_violation(),

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tournament::engine::{
-    Answer, Clock, Engine, EngineError, EngineSettings, GameStart, LineLink, Ply, Protocol,
+    Answer, Engine, EngineError, EngineSettings, GameStart, LineLink, Ply, Protocol,
 };
 use tournament::game::{parse_move, Color, Move, Position};
 
@@ -90,11 +90,7 @@ fn start(protocol: Protocol, argv: &[&str]) -> Running {
     }
 }
 
-const CLOCK: Clock = Clock {
-    move_ms: 5000,
-    bank_ms: None,
-    bank_left_ms: 0,
-};
+const CLOCK: u64 = 5000;
 
 fn soon() -> Instant {
     Instant::now() + Duration::from_secs(10)
@@ -106,7 +102,7 @@ fn begin(r: &mut Running, color: Color) {
             size: 8,
             color,
             names: ["black-side".into(), "white-side".into()],
-            clock: CLOCK,
+            move_ms: CLOCK,
         })
         .unwrap();
     assert_eq!(r.engine.answer(soon()), Ok(Answer::Ready), "{:?}", r.lines);
@@ -127,7 +123,7 @@ impl Lcg {
 /// Plays one game: the engine as `color`, random moves for the other side
 /// (the referee passes for either side without a move). Returns the number
 /// of forced passes (either side's) it was told of before one of its moves.
-fn play_game(r: &mut Running, color: Color, seed: u64) -> usize {
+fn client_game(r: &mut Running, color: Color, seed: u64) -> usize {
     begin(r, color);
     let mut rng = Lcg(seed);
     let mut pos = Position::start(8);
@@ -198,7 +194,7 @@ fn gtp_rhino_plays_whole_games_in_our_notation() {
         } else {
             Color::White
         };
-        passes += play_game(&mut r, color, seed);
+        passes += client_game(&mut r, color, seed);
         if passes > 0 && seed >= 3 {
             break;
         }
@@ -211,7 +207,7 @@ fn gtp_rhino_plays_whole_games_in_our_notation() {
         "{lines:?}"
     );
     assert!(
-        lines.iter().any(|l| l.starts_with("→ time_left ")),
+        lines.iter().any(|l| l.starts_with("→ time_left black 5 1")),
         "{lines:?}"
     );
     assert!(lines
@@ -229,7 +225,7 @@ fn the_gtp_test_engine_plays_whole_games() {
         } else {
             Color::Black
         };
-        play_game(&mut r, color, 100 + seed);
+        client_game(&mut r, color, 100 + seed);
     }
 }
 
@@ -244,7 +240,7 @@ fn the_nboard_test_engine_plays_whole_games_and_its_chatter_is_ignored() {
         } else {
             Color::White
         };
-        passes += play_game(&mut r, color, 200 + seed);
+        passes += client_game(&mut r, color, 200 + seed);
         if passes > 0 && seed >= 3 {
             break;
         }
@@ -394,7 +390,7 @@ fn misbehaving_nboard_engines_are_told_apart() {
             size: 8,
             color: Color::Black,
             names: ["a".into(), "b".into()],
-            clock: CLOCK,
+            move_ms: CLOCK,
         })
         .unwrap();
     assert_eq!(
@@ -402,5 +398,404 @@ fn misbehaving_nboard_engines_are_told_apart() {
         Err(EngineError::Timeout {
             command: "ping 1".into()
         })
+    );
+}
+
+// ---- Engines in the referee's games, sandboxed like any spawned bot ----
+
+use tournament::event::Silent;
+use tournament::player::{Instance, Launch, PlayerSpec, Restart};
+use tournament::record::{EndReason, GameRecord};
+use tournament::referee::{play_game, GameSpec, Rules, TimeControl};
+
+use super::fixture::{tournament_bin, Scratch};
+
+fn engine_spec(name: &str, protocol: Protocol, argv: &[&str]) -> Arc<PlayerSpec> {
+    tournament::sandbox::set_warden_program(tournament_bin());
+    Arc::new(PlayerSpec {
+        name: name.into(),
+        launch: Launch::Command(argv.iter().map(|a| a.to_string()).collect()),
+        restart: Restart::Reuse,
+        base_dir: project_root(),
+        seed: 1,
+        board_as: None,
+        sandbox: Default::default(),
+        protocol,
+        engine: EngineSettings { depth: 3 },
+    })
+}
+
+fn builtin(name: &str) -> Arc<PlayerSpec> {
+    tournament::sandbox::set_warden_program(tournament_bin());
+    Arc::new(PlayerSpec {
+        launch: Launch::Command(vec![
+            tournament_bin().display().to_string(),
+            "bot".into(),
+            name.into(),
+        ]),
+        ..PlayerSpec::builtin(name, 1)
+    })
+}
+
+fn spec(id: &str, opening: &str, move_ms: u64) -> GameSpec {
+    GameSpec {
+        id: id.into(),
+        round: 1,
+        size: 8,
+        opening: opening.into(),
+        time: TimeControl {
+            move_ms,
+            startup_ms: 5000,
+            ..TimeControl::default()
+        },
+        rules: Rules::default(),
+    }
+}
+
+fn replays(r: &GameRecord) {
+    let (moves, end) =
+        tournament::game::replay_transcript(Position::start(8), &r.transcript).unwrap();
+    assert!(end.is_over(), "{r:?}");
+    assert_eq!(moves.len(), r.moves.len());
+}
+
+#[test]
+fn gtp_rhino_and_the_nboard_engine_play_refereed_games_on_one_process_each() {
+    if !crate::needs::have(&[crate::needs::GTP_RHINO]) {
+        return;
+    }
+    let s = Scratch::new();
+    let rhino = gtp_rhino();
+    let mut gtp = Instance::new(
+        engine_spec(
+            "rhino",
+            Protocol::Gtp,
+            &[rhino.to_str().unwrap(), "-l", "1"],
+        ),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    let script = fixture("nboard_engine.py");
+    let mut nb = Instance::new(
+        engine_spec("nboard-test", Protocol::Nboard, &["python3", &script]),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    for (g, opening) in ["f5d6c3", "", "c4e3f6e6f5"].iter().enumerate() {
+        let (b, w) = if g % 2 == 0 {
+            (&mut gtp, &mut nb)
+        } else {
+            (&mut nb, &mut gtp)
+        };
+        let r = play_game(&spec(&format!("e{g}"), opening, 5000), b, w, None, &Silent).unwrap();
+        assert_eq!(r.reason, EndReason::Normal, "{r:?}");
+        assert!(r.transcript.starts_with(opening), "{r:?}");
+        replays(&r);
+    }
+    assert_eq!(gtp.starts(), 1, "one gtp-rhino process for every game");
+    assert_eq!(nb.starts(), 1, "one NBoard process for every game");
+}
+
+/// One game of the engine in `mode` as white against built-in greedy.
+fn engine_forfeit(protocol: Protocol, script: &str, mode: &str) -> (GameRecord, Instance, Scratch) {
+    let s = Scratch::new();
+    let script = fixture(script);
+    let mut engine = Instance::new(
+        engine_spec("misfit", protocol, &["python3", &script, mode]),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
+    let r = play_game(
+        &spec(mode, "", 1500),
+        &mut greedy,
+        &mut engine,
+        None,
+        &Silent,
+    )
+    .unwrap();
+    drop(greedy);
+    (r, engine, s)
+}
+
+#[test]
+fn misbehaving_engines_are_adjudicated_each_with_its_reason() {
+    use Protocol::{Gtp, Nboard};
+    let cases: &[(Protocol, &str, &str, EndReason, &str)] = &[
+        (
+            Gtp,
+            "gtp_engine.py",
+            "wrong-move",
+            EndReason::NoFlips,
+            "flips no disc",
+        ),
+        (
+            Gtp,
+            "gtp_engine.py",
+            "bad-vertex",
+            EndReason::Unparseable,
+            "\"z9\"",
+        ),
+        (
+            Gtp,
+            "gtp_engine.py",
+            "error",
+            EndReason::Unparseable,
+            "? cannot think (to `genmove white`)",
+        ),
+        (
+            Gtp,
+            "gtp_engine.py",
+            "refuse-play",
+            EndReason::Unparseable,
+            "? illegal move (to `play black",
+        ),
+        (
+            Gtp,
+            "gtp_engine.py",
+            "resign",
+            EndReason::Unparseable,
+            "= resign",
+        ),
+        (
+            Gtp,
+            "gtp_engine.py",
+            "hang",
+            EndReason::Timeout,
+            "no answer in time",
+        ),
+        (
+            Gtp,
+            "gtp_engine.py",
+            "crash",
+            EndReason::Exited,
+            "exit status 3",
+        ),
+        (
+            Gtp,
+            "gtp_engine.py",
+            "garbage",
+            EndReason::Garbage,
+            "genmove white",
+        ),
+        (
+            Nboard,
+            "nboard_engine.py",
+            "wrong-move",
+            EndReason::NoFlips,
+            "flips no disc",
+        ),
+        (
+            Nboard,
+            "nboard_engine.py",
+            "hang",
+            EndReason::Timeout,
+            "no answer in time",
+        ),
+        (
+            Nboard,
+            "nboard_engine.py",
+            "crash",
+            EndReason::Exited,
+            "exit status 3",
+        ),
+        (
+            Nboard,
+            "nboard_engine.py",
+            "garbage",
+            EndReason::Garbage,
+            "`go`",
+        ),
+        (
+            Nboard,
+            "nboard_engine.py",
+            "no-pong",
+            EndReason::NoReady,
+            "READY",
+        ),
+    ];
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = cases
+            .iter()
+            .map(|case| scope.spawn(move || (case, engine_forfeit(case.0, case.1, case.2).0)))
+            .collect();
+        for run in runs {
+            let ((protocol, _, mode, reason, words), r) = run.join().unwrap();
+            let forfeit = r
+                .forfeit
+                .as_ref()
+                .unwrap_or_else(|| panic!("{protocol} {mode}: {r:?}"));
+            assert_eq!(r.reason, *reason, "{protocol} {mode}: {forfeit:?}");
+            assert_eq!(forfeit.color, "white", "{protocol} {mode}");
+            assert!(
+                forfeit.detail.contains(words),
+                "{protocol} {mode}: {:?} lacks {words:?}",
+                forfeit.detail
+            );
+        }
+    });
+}
+
+#[test]
+fn an_engine_that_forfeited_is_started_again_for_its_next_game() {
+    let (r, mut engine, s) = engine_forfeit(Protocol::Gtp, "gtp_engine.py", "crash");
+    assert_eq!(r.reason, EndReason::Exited);
+    // Its stderr (the commands it echoed) is in the record.
+    let tail = &r.forfeit.as_ref().unwrap().stderr_tail;
+    assert!(
+        tail.iter().any(|l| l.contains("gtp_engine: genmove white")),
+        "{tail:?}"
+    );
+    let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
+    let again = play_game(
+        &spec("again", "", 1500),
+        &mut greedy,
+        &mut engine,
+        None,
+        &Silent,
+    )
+    .unwrap();
+    assert_eq!(again.reason, EndReason::Exited);
+    assert_eq!(engine.starts(), 2);
+}
+
+/// The issue's round robin: gtp-rhino level 1, the GTP test engine, the
+/// NBoard test engine, a built-in bot and a Ruby mailbox bot; 20 games,
+/// none forfeited, every game's GGF read back move for move, the engines'
+/// protocol lines in the game logs.
+#[test]
+fn a_round_robin_of_engines_and_bots_plays_twenty_games_without_a_forfeit() {
+    if !crate::needs::have(&[crate::needs::GTP_RHINO, crate::needs::RUBY]) {
+        return;
+    }
+    let s = Scratch::new();
+    let rhino = gtp_rhino();
+    let toml = format!(
+        r#"
+[tournament]
+name = "Engines and bots"
+format = "round-robin"
+games-per-pairing = 2
+concurrency = 2
+size = 8
+
+[time]
+move-ms = 5000
+startup-ms = 10000
+
+[openings]
+random-plies = 4
+seed = 7
+
+[[player]]
+name = "rhino-1"
+command = ["{rhino}", "-l", "1"]
+protocol = "gtp"
+
+[[player]]
+name = "gtp-test"
+command = ["python3", "{gtp}"]
+protocol = "gtp"
+
+[[player]]
+name = "nboard-test"
+command = ["python3", "{nboard}"]
+protocol = "nboard"
+depth = 4
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+
+[[player]]
+name = "ruby-greedy"
+command = ["ruby", "{ruby}"]
+"#,
+        rhino = rhino.display(),
+        gtp = fixture("gtp_engine.py"),
+        nboard = fixture("nboard_engine.py"),
+        ruby = project_root().join("bots/ruby/greedy.rb").display(),
+    );
+    s.write("tournament.toml", &toml);
+    s.run_ok(&["run", "--strict"], 600);
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let records: Vec<GameRecord> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 20, "10 pairings × 2 games");
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+        let ggf = std::fs::read_to_string(s.join(&format!("results/games/{}.ggf", r.id))).unwrap();
+        let games = super::records::parse_ggf(&ggf);
+        assert_eq!(games.len(), 1);
+        super::records::check_ggf_game(&games[0], r);
+    }
+    // Each engine played 8 games; its protocol lines are in their logs.
+    for (name, line) in [
+        ("rhino-1", "→ genmove"),
+        ("gtp-test", "→ genmove"),
+        ("nboard-test", "→ go"),
+    ] {
+        let games: Vec<_> = records
+            .iter()
+            .filter(|r| r.black == name || r.white == name)
+            .collect();
+        assert_eq!(games.len(), 8, "{name}");
+        let log =
+            std::fs::read_to_string(s.join(&format!("results/logs/{}.log", games[0].id))).unwrap();
+        assert!(log.contains(line), "{name}: {log}");
+    }
+}
+
+#[test]
+fn check_bot_checks_an_engine_by_its_protocol() {
+    if !crate::needs::have(&[crate::needs::GTP_RHINO]) {
+        return;
+    }
+    let s = Scratch::new();
+    let rhino = gtp_rhino();
+    let out = s
+        .cmd(&[
+            "check-bot",
+            "--protocol",
+            "gtp",
+            "--",
+            rhino.to_str().unwrap(),
+            "-l",
+            "1",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(stdout.matches("  ok    game").count(), 2, "{stdout}");
+    let script = fixture("nboard_engine.py");
+    let out = s
+        .cmd(&[
+            "check-bot",
+            "--protocol",
+            "nboard",
+            "--",
+            "python3",
+            &script,
+            "wrong-move",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(tournament::error::exit::BOT_NONCOMPLIANT),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL  game 1 as black: no-flips"),
+        "{stdout}"
     );
 }

@@ -130,7 +130,7 @@ fn position_at(r: &GameRecord, plies: usize) -> Position {
 // time in seconds; RE is the score for black, optionally `:r`, `:t`, `:s`.
 
 #[derive(Debug)]
-struct GgfGame {
+pub struct GgfGame {
     props: Vec<(String, String)>,
 }
 
@@ -181,7 +181,7 @@ impl GgfGame {
     }
 }
 
-fn parse_ggf(text: &str) -> Vec<GgfGame> {
+pub fn parse_ggf(text: &str) -> Vec<GgfGame> {
     let mut games = vec![];
     let mut rest = text;
     while let Some(start) = rest.find("(;") {
@@ -226,7 +226,7 @@ fn start_board_ggf(size: u8) -> String {
     s
 }
 
-fn check_ggf_game(g: &GgfGame, r: &GameRecord) {
+pub fn check_ggf_game(g: &GgfGame, r: &GameRecord) {
     assert_eq!(g.get("GM"), Some("Othello"), "{}", r.id);
     assert_eq!(g.get("PB"), Some(r.black.as_str()), "{}", r.id);
     assert_eq!(g.get("PW"), Some(r.white.as_str()), "{}", r.id);

@@ -75,6 +75,8 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
             enabled: false,
             ..Default::default()
         },
+        protocol: Default::default(),
+        engine: Default::default(),
     })
 }
 
@@ -94,6 +96,8 @@ fn builtin_spec(name: &str) -> Arc<PlayerSpec> {
         seed: 1,
         board_as: None,
         sandbox: Default::default(),
+        protocol: Default::default(),
+        engine: Default::default(),
     })
 }
 
