@@ -53,9 +53,6 @@ pub enum Command {
     /// Serve a live web page of a results folder: crosstable, progress and
     /// every running game, updated as it happens (read-only).
     Serve(ServeArgs),
-    /// Measure the harness: hand-off latency, throughput, idle cost, rules
-    /// engine, scale.
-    Bench(BenchArgs),
     /// Count the leaves of the game tree from the start position.
     Perft(PerftArgs),
 }
@@ -120,13 +117,6 @@ pub struct ServeArgs {
     /// Where to listen; 0.0.0.0:8000 shows the page to the network.
     #[arg(long, default_value = "127.0.0.1:8000")]
     pub addr: std::net::SocketAddr,
-}
-
-#[derive(Debug, Args)]
-pub struct BenchArgs {
-    /// A first look in under 30 seconds (fewer repetitions, smaller sizes).
-    #[arg(long)]
-    pub quick: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,6 @@
 //! `tournament`: Othello tournaments between bots written in any language,
 //! refereed through move files in a shared message-board folder.
 
-pub mod bench;
 pub mod builtin;
 pub mod checkbot;
 pub mod cli;
@@ -10,14 +9,17 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod event;
-pub mod game;
+/// The rules of Othello: the `othello` crate.
+pub use othello as game;
 pub mod input_file;
 pub mod interrupt;
 pub mod logging;
 pub mod mailbox;
 pub mod pid;
 pub mod player;
-pub mod protocol;
+pub mod program;
+/// The texts of mailbox protocol v1: the `mailbox-protocol` crate's `text`.
+pub use mailbox_protocol::text as protocol;
 pub mod rating;
 pub mod record;
 pub mod referee;

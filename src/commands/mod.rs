@@ -1,7 +1,6 @@
 //! One module per subcommand: each turns parsed arguments into work done by
 //! the library and output for the user. Dispatch lives here.
 
-mod bench;
 mod board;
 mod bot;
 mod check_bot;
@@ -31,7 +30,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Export(args) => export::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Serve(args) => serve::run(&args),
-        Command::Bench(args) => bench::run(&args),
         Command::Perft(args) => perft::run(&args),
     }
 }

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::doorbell::{self, Backoff, Doorbell};
 use super::files::{Dir, MessageFile, ReadOutcome};
-use super::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 use super::{IN_FILE, OUT_FILE};
+use mailbox_protocol::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 
 /// A bot's mailbox: the folder (where its spare file goes too) is held open, like the referee's ([`Dir`]), so `in.txt` is
 /// read and `out.txt` replaced only through them: no link is followed, a

@@ -12,7 +12,6 @@ mod client;
 mod doorbell;
 mod files;
 mod lock;
-mod message;
 mod status;
 
 use std::fmt;
@@ -32,7 +31,7 @@ pub use lock::{
     may_write_board, BoardLock, LockError, LockLost, LockOptions, OwnerRecord, DEFAULT_STALE,
     LOCK_DIR,
 };
-pub use message::{
+pub use mailbox_protocol::message::{
     Decoded, FrameError, Message, IN_RECORD, MAX_MESSAGE_BYTES, OUT_RECORD, PAD, REFEREE,
 };
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::files::{read_limited, ReadOutcome};
 use super::lock::{hostname, read_owner, OwnerRecord, FLOCK_FILE};
-use super::message::{Decoded, Message, MAX_MESSAGE_BYTES};
 use super::{IN_FILE, OUT_FILE, PLAYERS_DIR};
 use crate::pid::pid_alive;
+use mailbox_protocol::message::{Decoded, Message, MAX_MESSAGE_BYTES};
 
 /// Whether the board's owner looks alive.
 #[derive(Debug, Clone, PartialEq, Eq)]

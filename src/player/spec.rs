@@ -238,7 +238,7 @@ impl PlayerSpec {
         let argv = match &self.launch {
             Launch::Waiting { .. } => return Ok(vec![]),
             Launch::Builtin(name) => {
-                let exe = std::env::current_exe()
+                let exe = crate::program::path()
                     .map_err(|e| format!("cannot find the tournament binary: {e}"))?;
                 return Ok(vec![
                     exe.display().to_string(),

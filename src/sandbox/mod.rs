@@ -53,25 +53,6 @@ pub const DEFAULT_PROCESSES: u64 = 512;
 /// The user bots run as when the referee runs as root.
 pub const DEFAULT_USER: &str = "nobody";
 
-static WARDEN_PROGRAM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-
-/// Names the `tournament` binary that runs wardens, for a program that
-/// plays games in-process but is not that binary itself (the tests).
-pub fn set_warden_program(path: PathBuf) {
-    let _ = WARDEN_PROGRAM.set(path);
-}
-
-/// The binary that runs wardens: this one, unless told otherwise. On
-/// Linux through `/proc/self/exe`, which still starts it after the file
-/// was replaced on disk (a `cargo install` during a long run).
-fn warden_program() -> io::Result<PathBuf> {
-    match WARDEN_PROGRAM.get() {
-        Some(p) => Ok(p.clone()),
-        None if cfg!(target_os = "linux") => Ok(PathBuf::from("/proc/self/exe")),
-        None => std::env::current_exe(),
-    }
-}
-
 /// The file descriptor the warden reads freeze/thaw commands from.
 const CTL_FD: i32 = 3;
 /// The file descriptor the warden reports the bot's end on.
@@ -284,7 +265,7 @@ fn probe_warden() -> (Result<(), String>, Result<(), String>) {
     if !cfg!(target_os = "linux") {
         return (Err("not Linux".into()), Err("not Linux".into()));
     }
-    let out = warden_program()
+    let out = crate::program::to_start()
         .map_err(|e| format!("cannot find own binary: {e}"))
         .and_then(|exe| {
             Command::new(exe)
@@ -353,7 +334,7 @@ pub struct Wrapped {
 /// The caller sets the working directory and environment, which the bot
 /// inherits.
 pub fn wrap(program: &str, args: &[String], policy: &Policy, ponder: bool) -> io::Result<Wrapped> {
-    let exe = warden_program()?;
+    let exe = crate::program::to_start()?;
     let json = serde_json::to_string(policy).map_err(io::Error::other)?;
     let (ctl_r, ctl_w) = pipe()?;
     let (rep_r, rep_w) = pipe()?;

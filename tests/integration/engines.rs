@@ -411,7 +411,7 @@ use tournament::referee::{play_game, GameSpec, Rules, TimeControl};
 use super::fixture::{tournament_bin, Scratch};
 
 fn engine_spec(name: &str, protocol: Protocol, argv: &[&str]) -> Arc<PlayerSpec> {
-    tournament::sandbox::set_warden_program(tournament_bin());
+    tournament::program::set(tournament_bin());
     Arc::new(PlayerSpec {
         name: name.into(),
         launch: Launch::Command(argv.iter().map(|a| a.to_string()).collect()),
@@ -426,7 +426,7 @@ fn engine_spec(name: &str, protocol: Protocol, argv: &[&str]) -> Arc<PlayerSpec>
 }
 
 fn builtin(name: &str) -> Arc<PlayerSpec> {
-    tournament::sandbox::set_warden_program(tournament_bin());
+    tournament::program::set(tournament_bin());
     Arc::new(PlayerSpec {
         launch: Launch::Command(vec![
             tournament_bin().display().to_string(),

@@ -56,7 +56,7 @@ fn builtin_games_replay_with_the_recorded_result_on_every_size() {
 /// Not sandboxed: the log and the pids it writes are outside its mailbox
 /// and must be the machine's (the sandbox is tested in cheats.rs).
 fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) -> Arc<PlayerSpec> {
-    tournament::sandbox::set_warden_program(tournament_bin());
+    tournament::program::set(tournament_bin());
     let fake = project_root().join("tests/fixtures/fakebot.py");
     Arc::new(PlayerSpec {
         name: name.into(),
@@ -83,7 +83,7 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
 fn builtin_spec(name: &str) -> Arc<PlayerSpec> {
     // Games played in this test process: the sandbox's warden is the
     // tournament binary's.
-    tournament::sandbox::set_warden_program(tournament_bin());
+    tournament::program::set(tournament_bin());
     Arc::new(PlayerSpec {
         name: name.into(),
         launch: Launch::Command(vec![

@@ -1,13 +1,13 @@
 //! What the bots' sandbox costs: a bot's start (spawn to READY) and a
 //! whole tournament's games/s, sandbox off beside on, in one run.
 //!
-//! Owns only these rows; the sandbox itself is `crate::sandbox`.
+//! Owns only these rows; the sandbox itself is `tournament::sandbox`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::player::{Instance, Launch, PlayerSpec, Restart};
+use tournament::player::{Instance, Launch, PlayerSpec, Restart};
 
 use super::tourney::{self, Bot, Setup};
 use super::{err_line, progress, sys, Place, Plan, Row, Rows, Target, Unit};
@@ -124,7 +124,7 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow:
         base_dir: scratch.path().to_path_buf(),
         seed: 1,
         board_as: None,
-        sandbox: crate::sandbox::Settings {
+        sandbox: tournament::sandbox::Settings {
             enabled: on,
             ..Default::default()
         },

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::game::{Color, Position};
-use crate::mailbox::{Message, REFEREE};
-use crate::player::{Instance, PlayerSpec};
-use crate::protocol::{Reply, Request};
+use tournament::game::{Color, Position};
+use tournament::mailbox::{Message, REFEREE};
+use tournament::player::{Instance, PlayerSpec};
+use tournament::protocol::{Reply, Request};
 
 use super::stats::percentile;
 use super::sys::{context_switches, cpu_time, Scratch};

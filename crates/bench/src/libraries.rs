@@ -23,21 +23,30 @@ use super::{err_line, progress, sys, Place, Plan, Row, Rows, Target, Unit};
 /// The library files and the bench bots written on them, as files: name,
 /// content. Written next to the other bench scripts.
 pub const FILES: [(&str, &str); 12] = [
-    ("mailbox.py", include_str!("../../bots/python/mailbox.py")),
-    ("mailbox.rb", include_str!("../../bots/ruby/mailbox.rb")),
-    ("mailbox.js", include_str!("../../bots/js/mailbox.js")),
+    (
+        "mailbox.py",
+        include_str!("../../../bots/python/mailbox.py"),
+    ),
+    ("mailbox.rb", include_str!("../../../bots/ruby/mailbox.rb")),
+    ("mailbox.js", include_str!("../../../bots/js/mailbox.js")),
     (
         "mailbox.yab",
-        include_str!("../../bots/yabasic/mailbox.yab"),
+        include_str!("../../../bots/yabasic/mailbox.yab"),
     ),
-    ("greedy.yab", include_str!("../../bots/yabasic/greedy.yab")),
-    ("greedy.bas", include_str!("../../bots/bwbasic/greedy.bas")),
-    ("lib_first.py", include_str!("../../bench/lib_first.py")),
-    ("lib_first.rb", include_str!("../../bench/lib_first.rb")),
-    ("lib_first.js", include_str!("../../bench/lib_first.js")),
-    ("arena_first.py", include_str!("../../bench/arena_first.py")),
-    ("arena_first.rb", include_str!("../../bench/arena_first.rb")),
-    ("arena_first.js", include_str!("../../bench/arena_first.js")),
+    (
+        "greedy.yab",
+        include_str!("../../../bots/yabasic/greedy.yab"),
+    ),
+    (
+        "greedy.bas",
+        include_str!("../../../bots/bwbasic/greedy.bas"),
+    ),
+    ("lib_first.py", include_str!("../bots/lib_first.py")),
+    ("lib_first.rb", include_str!("../bots/lib_first.rb")),
+    ("lib_first.js", include_str!("../bots/lib_first.js")),
+    ("arena_first.py", include_str!("../bots/arena_first.py")),
+    ("arena_first.rb", include_str!("../bots/arena_first.rb")),
+    ("arena_first.js", include_str!("../bots/arena_first.js")),
 ];
 
 /// Writes [`FILES`] into `dir`.
@@ -361,7 +370,7 @@ fn answer_writes(root: &Path) -> anyhow::Result<(f64, f64)> {
     let path = dir.path().join("out.txt");
     let msg = b"alice\nreferee\n42\nd3\n";
     let mut record = msg.to_vec();
-    record.resize(crate::mailbox::OUT_RECORD, crate::mailbox::PAD);
+    record.resize(tournament::mailbox::OUT_RECORD, tournament::mailbox::PAD);
     let p50 = |truncate: bool, bytes: &[u8]| -> anyhow::Result<f64> {
         let mut samples = Vec::with_capacity(2000);
         for i in 0..2100 {
@@ -510,7 +519,7 @@ fn waiting_cpu(
             let Some(r) = r else { continue };
             let msg = format!(
                 "referee\nw{k}\n2\nTURN black {} none 5000\n",
-                crate::game::board_string(&crate::game::Position::start(8))
+                tournament::game::board_string(&tournament::game::Position::start(8))
             );
             std::fs::write(r.dir.join(".in.tmp"), msg)?;
             std::fs::rename(r.dir.join(".in.tmp"), r.dir.join("in.txt"))?;

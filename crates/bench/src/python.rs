@@ -14,10 +14,10 @@ pub const RUST_REVERSI: &str = "rust-reversi==1.4.4";
 
 /// `bench/` as files: name, content.
 pub const SCRIPTS: [(&str, &str); 4] = [
-    ("firstmove.py", include_str!("../../bench/firstmove.py")),
-    ("mailbox_bot.py", include_str!("../../bench/mailbox_bot.py")),
-    ("arena_bot.py", include_str!("../../bench/arena_bot.py")),
-    ("arena_peer.py", include_str!("../../bench/arena_peer.py")),
+    ("firstmove.py", include_str!("../bots/firstmove.py")),
+    ("mailbox_bot.py", include_str!("../bots/mailbox_bot.py")),
+    ("arena_bot.py", include_str!("../bots/arena_bot.py")),
+    ("arena_peer.py", include_str!("../bots/arena_peer.py")),
 ];
 
 /// Writes the scripts into `dir`.
@@ -34,7 +34,7 @@ pub fn write_scripts(dir: &Path) -> std::io::Result<()> {
 pub fn venv_dir() -> Option<PathBuf> {
     // As root the bots run as `nobody` (the sandbox), who cannot enter
     // /root: the virtualenv goes where every user can read it.
-    if crate::sandbox::is_root() {
+    if tournament::sandbox::is_root() {
         return Some(PathBuf::from("/var/cache/tournament/bench-venv"));
     }
     let cache = match std::env::var_os("XDG_CACHE_HOME") {

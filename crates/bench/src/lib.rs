@@ -1,4 +1,4 @@
-//! `tournament bench`: the harness measured, as one table. Hand-off latency
+//! `tournament-bench`: the harness measured, as one table. Hand-off latency
 //! against a pipe, whole-tournament throughput (beside rust-reversi's Arena
 //! running the same Python bot), the shipped bot libraries beside the Arena
 //! in their own languages, the referee's idle cost, the rules engine, and
@@ -25,12 +25,30 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::game::{perft, Position, PUBLISHED_8X8};
-use crate::player::{Instance, Launch, PlayerSpec, Restart};
-use crate::results::{read_records, read_summaries, GAMES_FILE};
+use tournament::game::{perft, Position, PUBLISHED_8X8};
+use tournament::player::{Instance, Launch, PlayerSpec, Restart};
+use tournament::results::{read_records, read_summaries, GAMES_FILE};
 
 pub use table::{Row, Target, Unit};
 use tourney::{Bot, Setup};
+
+/// The `tournament` binary the throughput rows run: `$TOURNAMENT_BIN`, else
+/// the one built beside this bench (`cargo build --release`).
+pub fn tournament_binary() -> anyhow::Result<PathBuf> {
+    if let Some(path) = std::env::var_os("TOURNAMENT_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let me = std::env::current_exe().context("cannot find the bench's own binary")?;
+    let beside = me.with_file_name("tournament");
+    if !beside.is_file() {
+        bail!(
+            "no `tournament` binary beside {} (build both: cargo build --release; \
+             or name one in TOURNAMENT_BIN)",
+            me.display()
+        );
+    }
+    Ok(beside)
+}
 
 /// How much of everything: `--quick` is a first look in under 30 s.
 #[derive(Clone, Copy, Debug)]
@@ -163,6 +181,9 @@ fn err_line(e: &anyhow::Error) -> String {
 /// missed.
 pub fn run(quick: bool) -> anyhow::Result<usize> {
     let plan = Plan::new(quick);
+    // Built-in bots and sandbox wardens are started from the tournament
+    // binary, not from this one.
+    tournament::program::set(tournament_binary()?);
     let started = Instant::now();
     progress(if quick { "quick run" } else { "full run" });
     let places = places();
@@ -236,14 +257,14 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "tournament bench — {} — {}; temp folder {}",
+        "tournament-bench — {} — {}; temp folder {}",
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
         sys::machine(),
         temp.label
     )?;
     writeln!(
         out,
-        "command: tournament bench{}   ({} runs per row, {} of the round robin, {} of the big crosstable; median and min–max; took {:.0} s)",
+        "command: tournament-bench{}   ({} runs per row, {} of the round robin, {} of the big crosstable; median and min–max; took {:.0} s)",
         if quick { " --quick" } else { "" },
         plan.reps,
         plan.scale_reps,
@@ -853,7 +874,7 @@ fn crosstable_times(
     use std::io::BufWriter;
     let clock = Instant::now();
     let records = read_summaries(games_file)?;
-    let table = crate::rating::crosstable(&records, names);
+    let table = tournament::rating::crosstable(&records, names);
     let small = clock.elapsed().as_secs_f64();
     if table.games != records.len() || records.is_empty() {
         bail!(
@@ -880,7 +901,7 @@ fn crosstable_times(
     let big = read_summaries(&big_file)?;
     let read = clock.elapsed().as_secs_f64();
     let clock = Instant::now();
-    let table = crate::rating::crosstable(&big, names);
+    let table = tournament::rating::crosstable(&big, names);
     let compute = clock.elapsed().as_secs_f64();
     std::fs::remove_file(&big_file)?;
     if table.games != total {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::player::process::descendants;
+use tournament::player::process::descendants;
 
 /// One line about the machine: CPU model, cores, memory, kernel.
 pub fn machine() -> String {

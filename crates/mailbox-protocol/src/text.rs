@@ -5,14 +5,15 @@
 //! of the project.
 //!
 //! Owns: the words, their fields and their order on line 4 of a message.
-//! Must not: read or write files (the mailbox's four-line frame and the
-//! move files are `mailbox`'s), judge a move (the rules are `game`'s), or
-//! decide a result (the referee's). Anyone who needs a protocol text —
+//! Must not: read or write files (the four-line frame is
+//! [`crate::message`]'s, the move files are the tournament's `mailbox`'s),
+//! judge a move (the rules are the `othello` crate's), or decide a result
+//! (the referee's). Anyone who needs a protocol text —
 //! referee, check-bot, the built-in bots, the bench, tests — makes it here.
 
 use std::fmt;
 
-use crate::game::{
+use othello::{
     board_string, move_name, parse_board_string, parse_move, Color, Move, NotationError, Position,
 };
 
@@ -392,12 +393,12 @@ impl fmt::Display for Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::parse_square;
+    use othello::parse_square;
 
     #[test]
     fn requests_encode_as_protocol_md_shows_and_decode_back() {
         let start = Position::start(8);
-        let after_c3 = crate::game::replay_transcript(start, "d3c3").unwrap().1;
+        let after_c3 = othello::replay_transcript(start, "d3c3").unwrap().1;
         let table = [
             (
                 Request::New {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shared_drive_moves.sh — move times of library bots through a shared drive.
 #
-#   bench/shared_drive_moves.sh CACHE LIBDIR TAG
+#   crates/bench/shared_drive_moves.sh CACHE LIBDIR TAG
 #
 # Stands up scripts/shared-drive in /tmp/shared-moves-TAG with --cache=CACHE
 # (no or default), runs a referee (target/release/tournament) on mount A
@@ -15,7 +15,7 @@
 # A measurement for BENCHMARKS.md, not a test.
 set -euo pipefail
 CACHE=$1; LIB=$(realpath "$2"); TAG=$3
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DRIVE=$ROOT/scripts/shared-drive
 D=/tmp/shared-moves-$TAG
 "$DRIVE" down "$D" >/dev/null 2>&1 || true

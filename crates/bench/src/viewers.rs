@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::results::{read_records, GAMES_FILE};
+use tournament::results::{read_records, GAMES_FILE};
 
 use super::tourney::{self, Setup};
 

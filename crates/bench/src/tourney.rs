@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::game::{transcript, Move, Position};
-use crate::results::{read_records, GAMES_FILE};
+use tournament::game::{transcript, Move, Position};
+use tournament::results::{read_records, GAMES_FILE};
 
 use super::sys::{wait_rusage, MemoryPeak, Sampler};
 
@@ -105,7 +105,7 @@ pub fn run_with(
     if !setup.openings.is_empty() {
         std::fs::write(dir.join("openings.txt"), setup.openings.join("\n") + "\n")?;
     }
-    let exe = std::env::current_exe().context("cannot find the tournament binary")?;
+    let exe = crate::tournament_binary()?;
     let log = dir.join("run.log");
     let out = std::fs::File::create(&log)?;
     let clock = Instant::now();
@@ -176,7 +176,7 @@ pub fn near_end_opening(plies: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::replay_transcript;
+    use tournament::game::replay_transcript;
 
     #[test]
     fn the_scale_opening_replays_and_leaves_a_game() {
