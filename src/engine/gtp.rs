@@ -15,9 +15,15 @@
 //! the top (as gtp-rhino counts them); a pass is `pass`. Commands carry no
 //! id. Commands are sent together and their answers read in order.
 //!
-//! Owns: encoding those commands and reading the answers (`=`/`?`, an
-//! optional id, the text, a blank line). Must not judge the move it gets
-//! (the referee does) or start the process.
+//! Owns: encoding those commands and reading the answers: `=`/`?`, an
+//! optional id, the text, more lines of it, and the blank line that ends
+//! it. An engine may take the liberties of the specification: an id on an
+//! answer, CR LF line ends, a vertex in either case, an answer of several
+//! lines, bytes that are not UTF-8 in an answer the referee only logs
+//! (`name`, `version`), not listing `time_settings`/`time_left`, and even
+//! refusing `list_commands`; an answer whose blank line never comes ends
+//! where the next answer begins. Must not judge the move it gets (the
+//! referee does) or start the process.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -63,6 +69,12 @@ pub struct GtpClient {
     /// The move time of the current game (for `time_settings`).
     move_ms: u64,
     pending: VecDeque<Pending>,
+    /// An answer's first line was read, and not yet the blank line that
+    /// ends it: lines until then are more of its text.
+    open: bool,
+    /// A line read ahead (the next answer's first line, met while reading
+    /// `list_commands`' lines).
+    held: Option<Line>,
 }
 
 impl GtpClient {
@@ -75,6 +87,8 @@ impl GtpClient {
             told: None,
             move_ms: 5000,
             pending: VecDeque::new(),
+            open: false,
+            held: None,
         }
     }
 
@@ -199,6 +213,13 @@ impl GtpClient {
     /// the referee sees.
     fn judge(&mut self, p: &Pending, reply: Reply) -> Result<Option<Answer>, EngineError> {
         if !reply.ok {
+            if p.want == Want::Commands {
+                // Required by GTP 2, but an engine without it still plays:
+                // it is sent only what every engine knows.
+                tracing::debug!("engine refused `list_commands`: {}", reply.text);
+                self.commands = Some(Vec::new());
+                return Ok(None);
+            }
             if p.want == Want::Lenient || p.want == Want::Any {
                 tracing::debug!("engine refused `{}`: {}", p.command, reply.text);
                 return Ok(None);
@@ -229,6 +250,14 @@ impl GtpClient {
                 Ok(None)
             }
             Want::Move(color) => {
+                if !reply.clean {
+                    self.told = None;
+                    return Err(EngineError::Garbage {
+                        command: p.command.clone(),
+                        line: reply.head,
+                        why: NOT_TEXT.into(),
+                    });
+                }
                 let text = reply.text.trim().to_string();
                 if text.eq_ignore_ascii_case("resign") {
                     self.told = None;
@@ -247,41 +276,70 @@ impl GtpClient {
         }
     }
 
-    /// One answer: a line starting `=` or `?` (after blank lines), an
-    /// optional id, the text; for `list_commands` the lines up to the
-    /// blank line that ends it. (Other answers are taken at their first
-    /// line; the blank line after them is skipped with the next answer.)
+    /// One answer: a line starting `=` or `?` (after blank lines, and after
+    /// more lines of the last answer, which are logged, not read), an
+    /// optional id, the text; for `list_commands` its lines up to the blank
+    /// line that ends it (or to the next answer's first line, if the engine
+    /// forgot the blank line). Other answers are taken at their first line
+    /// and not waited for to the end: the rest is skipped with the next.
     fn read_reply(&mut self, p: &Pending, deadline: Instant) -> Result<Reply, EngineError> {
         let command = &p.command;
-        let head = loop {
-            let line = self.recv(command, deadline)?;
-            if line.text.trim().is_empty() && line.clean {
+        let (head, ok, text) = loop {
+            let line = self.next_line(command, deadline)?;
+            if is_blank(&line) {
+                self.open = false;
                 continue;
             }
-            break line;
+            match parse_head(&line.text) {
+                Some((ok, text)) => break (line, ok, text),
+                None if self.open => {
+                    tracing::debug!("engine answer goes on: {:?}", line.text);
+                }
+                None => {
+                    return Err(EngineError::Garbage {
+                        command: command.clone(),
+                        why: if line.clean {
+                            "not a GTP answer (`= …` or `? …`)".into()
+                        } else {
+                            NOT_TEXT.into()
+                        },
+                        line: line.text,
+                    })
+                }
+            }
         };
-        let Some((ok, text)) = parse_head(&head) else {
-            return Err(EngineError::Garbage {
-                command: command.clone(),
-                line: head.text,
-                why: "not a GTP answer (`= …` or `? …`)".into(),
-            });
+        self.open = true;
+        let mut reply = Reply {
+            ok,
+            text,
+            clean: head.clean,
+            head: head.text,
         };
-        let mut reply = Reply { ok, text };
         if p.want == Want::Commands {
             loop {
-                let line = self.recv(command, deadline)?;
-                if line.text.trim().is_empty() {
+                let line = self.next_line(command, deadline)?;
+                if is_blank(&line) {
+                    self.open = false;
                     break;
                 }
-                if !line.clean {
-                    return Err(garbage(command, &line));
+                if parse_head(&line.text).is_some() {
+                    self.held = Some(line);
+                    self.open = false;
+                    break;
                 }
                 reply.text.push('\n');
                 reply.text.push_str(&line.text);
             }
         }
         Ok(reply)
+    }
+
+    /// The line read ahead, else the next one from the engine.
+    fn next_line(&mut self, command: &str, deadline: Instant) -> Result<Line, EngineError> {
+        match self.held.take() {
+            Some(line) => Ok(line),
+            None => self.recv(command, deadline),
+        }
     }
 
     fn recv(&mut self, command: &str, deadline: Instant) -> Result<Line, EngineError> {
@@ -296,10 +354,14 @@ impl GtpClient {
     }
 
     /// Lines nobody asked for, left from before (a blank line after the
-    /// last answer): dropped, and logged if they say something.
+    /// last answer, the rest of an answer of several lines, an answer sent
+    /// unasked): dropped, and logged if they say something.
     fn skip_leftovers(&mut self) {
-        for line in self.link.drain() {
-            if !line.text.trim().is_empty() {
+        let held = self.held.take();
+        for line in held.into_iter().chain(self.link.drain()) {
+            if is_blank(&line) {
+                self.open = false;
+            } else {
                 tracing::debug!("engine line outside any answer ignored: {:?}", line.text);
             }
         }
@@ -316,23 +378,23 @@ impl GtpClient {
 struct Reply {
     ok: bool,
     text: String,
+    /// Its first line as written.
+    head: String,
+    /// False if its first line held bytes that are not text.
+    clean: bool,
 }
 
-fn garbage(command: &str, line: &Line) -> EngineError {
-    EngineError::Garbage {
-        command: command.to_string(),
-        line: line.text.clone(),
-        why: "not text (control characters or invalid UTF-8)".into(),
-    }
+const NOT_TEXT: &str = "not text (control characters or invalid UTF-8)";
+
+/// An empty line, or one of white space only: the end of an answer.
+fn is_blank(line: &Line) -> bool {
+    line.text.trim().is_empty()
 }
 
 /// `= text`, `=12 text`, `? message`: (success, text); `None` for other
-/// lines (or lines that are not text).
-fn parse_head(line: &Line) -> Option<(bool, String)> {
-    if !line.clean {
-        return None;
-    }
-    let t = line.text.replace('\t', " ");
+/// lines.
+fn parse_head(line: &str) -> Option<(bool, String)> {
+    let t = line.replace('\t', " ");
     let ok = match t.chars().next()? {
         '=' => true,
         '?' => false,
@@ -348,31 +410,113 @@ fn parse_head(line: &Line) -> Option<(bool, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line(t: &str) -> Line {
-        Line {
-            text: t.into(),
-            clean: true,
-        }
-    }
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    use std::sync::Arc;
+    use std::time::Duration;
 
     #[test]
     fn answers_are_read_with_or_without_an_id() {
-        assert_eq!(parse_head(&line("= D3")), Some((true, "D3".into())));
-        assert_eq!(parse_head(&line("=12 pass")), Some((true, "pass".into())));
-        assert_eq!(parse_head(&line("=")), Some((true, "".into())));
+        assert_eq!(parse_head("= D3"), Some((true, "D3".into())));
+        assert_eq!(parse_head("=12 pass"), Some((true, "pass".into())));
+        assert_eq!(parse_head("="), Some((true, "".into())));
+        assert_eq!(parse_head("=\td3"), Some((true, "d3".into())));
         assert_eq!(
-            parse_head(&line("? illegal move")),
+            parse_head("? illegal move"),
             Some((false, "illegal move".into()))
         );
-        assert_eq!(parse_head(&line("=D3")), None, "the text follows a space");
-        assert_eq!(parse_head(&line("D3")), None);
-        assert_eq!(
-            parse_head(&Line {
-                text: "= d\u{0}3".into(),
-                clean: false
-            }),
-            None
-        );
+        assert_eq!(parse_head("=D3"), None, "the text follows a space");
+        assert_eq!(parse_head("D3"), None);
+    }
+
+    /// A client whose engine's output is written by the test.
+    fn client() -> (GtpClient, UnixStream) {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let link = LineLink::new(std::io::sink(), ours, Arc::new(|_, _| {})).unwrap();
+        (GtpClient::new(link), theirs)
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(10)
+    }
+
+    #[test]
+    fn liberal_answers_are_framed_by_their_blank_lines() {
+        let (mut c, mut engine) = client();
+        let start = GameStart {
+            size: 8,
+            color: Color::White,
+            names: ["a".into(), "b".into()],
+            move_ms: 5000,
+        };
+        c.begin_game(&start).unwrap();
+        // protocol_version (with an id), name (not UTF-8), version (two
+        // lines), list_commands (no blank line at its end), boardsize,
+        // clear_board; CR LF throughout.
+        engine
+            .write_all(
+                b"=0 2\r\n\r\n= Z\xe9bra\r\n\r\n= 1.0\r\nbuilt today\r\n\r\n\
+                  = protocol_version\r\nboardsize\r\nplay\r\ngenmove\r\n=\r\n\r\n=\r\n\r\n",
+            )
+            .unwrap();
+        assert_eq!(c.answer(soon()), Ok(Answer::Ready));
+        assert!(c.knows("genmove"));
+        assert!(!c.knows("time_left"), "not listed: not sent");
+        let f5 = Ply {
+            color: Color::Black,
+            mv: parse_move("f5", 8).unwrap(),
+        };
+        c.ask_move(&[f5], Color::White, 5000).unwrap();
+        // play's answer, then genmove's in lower case, on two lines.
+        engine.write_all(b"=\n\n=7 d6\nsure\n\n").unwrap();
+        assert_eq!(c.answer(soon()), Ok(Answer::Move("d6".into())));
+        // The next move's answers come after that one's last lines.
+        let d6 = Ply {
+            color: Color::White,
+            mv: parse_move("d6", 8).unwrap(),
+        };
+        let c3 = Ply {
+            color: Color::Black,
+            mv: parse_move("c3", 8).unwrap(),
+        };
+        c.ask_move(&[f5, d6, c3], Color::White, 5000).unwrap();
+        engine.write_all(b"=\n\n= PASS\n\n").unwrap();
+        assert_eq!(c.answer(soon()), Ok(Answer::Move("PASS".into())));
+    }
+
+    #[test]
+    fn an_engine_without_list_commands_is_sent_no_time_commands() {
+        let (mut c, mut engine) = client();
+        let start = GameStart {
+            size: 8,
+            color: Color::Black,
+            names: ["a".into(), "b".into()],
+            move_ms: 5000,
+        };
+        c.begin_game(&start).unwrap();
+        engine
+            .write_all(b"= 2\n\n= x\n\n= 1\n\n? unknown command\n\n=\n\n=\n\n")
+            .unwrap();
+        assert_eq!(c.answer(soon()), Ok(Answer::Ready));
+        assert!(!c.knows("time_settings"));
+    }
+
+    #[test]
+    fn a_move_that_is_not_text_is_garbage_and_other_lines_are_not_answers() {
+        let (mut c, mut engine) = client();
+        c.told = Some(Vec::new());
+        c.ask_move(&[], Color::Black, 5000).unwrap();
+        engine.write_all(b"= d\x003\n\n").unwrap();
+        assert!(matches!(
+            c.answer(soon()),
+            Err(EngineError::Garbage { ref why, .. }) if why == NOT_TEXT
+        ));
+        c.told = Some(Vec::new());
+        c.ask_move(&[], Color::Black, 5000).unwrap();
+        engine.write_all(b"D3\n\n").unwrap();
+        assert!(matches!(
+            c.answer(soon()),
+            Err(EngineError::Garbage { ref line, .. }) if line == "D3"
+        ));
     }
 }

@@ -6,17 +6,30 @@
 //! Owns: the framing (a line ends at LF; a CR before it is dropped; a line
 //! longer than [`MAX_LINE`] is cut), the reader thread, the deadlines, and
 //! noticing text that is not text (NUL, other control characters, invalid
-//! UTF-8). Must not: interpret a line (that is the dialects' work, in
-//! `gtp` and `nboard`), or start, stop or signal the process.
+//! UTF-8). An engine cannot make the referee wait past a deadline or hold
+//! more than [`QUEUED_LINES`] of its lines (a flood blocks the engine, not
+//! the referee), and a process that ended is noticed even when something it
+//! left behind keeps its output open. Must not: interpret a line (that is
+//! the dialects' work, in `gtp` and `nboard`), or start, stop or signal the
+//! process.
 
 use std::io::{self, Read, Write};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, TryRecvError};
 
 /// Longest line kept from an engine (longer ones are cut).
 pub const MAX_LINE: usize = 4096;
+
+/// Lines read from an engine and not yet taken, at most: the reader waits
+/// (and the engine with it, on its full pipe) until the referee takes some.
+pub const QUEUED_LINES: usize = 1024;
+
+/// How long the lines an engine wrote before its process ended may take to
+/// arrive, once the end is known (its output may stay open, held by a
+/// process it left behind).
+pub const EXIT_GRACE: Duration = Duration::from_millis(200);
 
 /// Which way a line went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +69,8 @@ pub enum LinkError {
     /// The deadline passed first.
     #[error("no line in time")]
     Timeout,
-    /// The engine's stdout ended (its process exited or closed it).
+    /// The engine's stdout ended (its process exited or closed it), or its
+    /// process ended and nothing more came.
     #[error("its output ended")]
     Closed,
     /// Its stdin cannot be written (the process ended or does not read).
@@ -75,6 +89,11 @@ pub struct LineLink {
     lines: Receiver<Incoming>,
     log: LineLog,
     ended: bool,
+    /// Says once that the process ended (see [`LineLink::watch_exit`]).
+    exit: Option<Receiver<()>>,
+    /// When the process is known to have ended: the last moment its lines
+    /// are waited for.
+    gone_by: Option<Instant>,
 }
 
 impl std::fmt::Debug for LineLink {
@@ -90,7 +109,7 @@ impl LineLink {
         stdout: impl Read + Send + 'static,
         log: LineLog,
     ) -> io::Result<LineLink> {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::bounded(QUEUED_LINES);
         let reader_log = Arc::clone(&log);
         std::thread::Builder::new()
             .name("engine-stdout".into())
@@ -111,7 +130,16 @@ impl LineLink {
             lines: rx,
             log,
             ended: false,
+            exit: None,
+            gone_by: None,
         })
+    }
+
+    /// Makes [`LineLink::recv`] end with `Closed` once `exit` says the
+    /// process ended and its last lines (within [`EXIT_GRACE`]) are taken,
+    /// even if its output stays open.
+    pub fn watch_exit(&mut self, exit: Receiver<()>) {
+        self.exit = Some(exit);
     }
 
     /// Writes `line` and a line end, at once (a pipe that is full because
@@ -135,32 +163,53 @@ impl LineLink {
         })
     }
 
-    /// The next line, waiting until `deadline`.
+    /// The next line, waiting until `deadline`. Past the deadline nothing
+    /// is taken (an engine that writes without end cannot hold the referee).
     pub fn recv(&mut self, deadline: Instant) -> Result<Line, LinkError> {
-        if self.ended {
-            return Err(LinkError::Closed);
-        }
-        match self.lines.recv_deadline(deadline) {
-            Ok(Incoming::Line(line)) => Ok(line),
-            Ok(Incoming::End) | Err(RecvTimeoutError::Disconnected) => {
-                self.ended = true;
-                Err(LinkError::Closed)
+        loop {
+            if self.ended {
+                return Err(LinkError::Closed);
             }
-            Err(RecvTimeoutError::Timeout) => Err(LinkError::Timeout),
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(LinkError::Timeout);
+            }
+            let until = self.gone_by.map_or(deadline, |t| t.min(deadline));
+            let exit = self.exit.clone().unwrap_or_else(crossbeam_channel::never);
+            crossbeam_channel::select! {
+                recv(self.lines) -> got => match got {
+                    Ok(Incoming::Line(line)) => return Ok(line),
+                    Ok(Incoming::End) | Err(_) => self.ended = true,
+                },
+                recv(exit) -> _ => {
+                    self.exit = None;
+                    self.gone_by = Some(Instant::now() + EXIT_GRACE);
+                }
+                default(until.saturating_duration_since(now)) => {
+                    if self.gone_by.is_some_and(|t| Instant::now() >= t) {
+                        self.ended = true;
+                    } else {
+                        return Err(LinkError::Timeout);
+                    }
+                }
+            }
         }
     }
 
     /// Lines already read and not yet taken (leftovers of an earlier
-    /// exchange): taken and returned, without waiting.
+    /// exchange): taken and returned, without waiting, and no more than
+    /// were there when it began (an engine writing without end cannot keep
+    /// it going).
     pub fn drain(&mut self) -> Vec<Line> {
         let mut out = Vec::new();
-        while let Ok(incoming) = self.lines.try_recv() {
-            match incoming {
-                Incoming::Line(l) => out.push(l),
-                Incoming::End => {
+        for _ in 0..self.lines.len() {
+            match self.lines.try_recv() {
+                Ok(Incoming::Line(l)) => out.push(l),
+                Ok(Incoming::End) | Err(TryRecvError::Disconnected) => {
                     self.ended = true;
                     break;
                 }
+                Err(TryRecvError::Empty) => break,
             }
         }
         out
@@ -267,6 +316,53 @@ mod tests {
         let got = link.recv(t0 + Duration::from_millis(50));
         assert_eq!(got, Err(LinkError::Timeout));
         assert!(t0.elapsed() >= Duration::from_millis(50));
+    }
+
+    /// Lines without end, as fast as they can be read.
+    struct Endless;
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = if i % 8 == 7 { b'\n' } else { b'x' };
+            }
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn a_flood_holds_neither_the_reader_past_its_deadline_nor_memory() {
+        let mut link = LineLink::new(io::sink(), Endless, quiet()).unwrap();
+        let t0 = Instant::now();
+        let until = t0 + Duration::from_millis(100);
+        let mut taken = 0u64;
+        while link.recv(until).is_ok() {
+            taken += 1;
+        }
+        assert!(taken > 0);
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        assert_eq!(link.recv(until), Err(LinkError::Timeout));
+        assert!(link.lines.len() <= QUEUED_LINES);
+        let drained = link.drain().len();
+        assert!(drained <= QUEUED_LINES, "{drained}");
+    }
+
+    #[test]
+    fn an_ended_process_is_noticed_though_its_output_stays_open() {
+        use std::os::unix::net::UnixStream;
+        // `_held` keeps the output open, as a child the engine left would.
+        let (r, mut held) = UnixStream::pair().unwrap();
+        let mut link = LineLink::new(io::sink(), r, quiet()).unwrap();
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        link.watch_exit(rx);
+        // Its last line, written just before it ended, still comes.
+        held.write_all(b"= D3\n").unwrap();
+        tx.send(()).unwrap();
+        let t0 = Instant::now();
+        let far = t0 + Duration::from_secs(30);
+        assert_eq!(link.recv(far).unwrap().text, "= D3");
+        assert_eq!(link.recv(far), Err(LinkError::Closed));
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        assert_eq!(link.recv(far), Err(LinkError::Closed));
     }
 
     #[test]

@@ -124,8 +124,9 @@ pub enum EngineError {
     /// No (complete) answer before the deadline.
     #[error("no answer to `{command}` in time")]
     Timeout { command: String },
-    /// Its stdout ended: the process exited or closed it.
-    #[error("its output ended while the referee waited for the answer to `{command}`")]
+    /// Its stdout ended (the process exited or closed it), or its process
+    /// ended while something it left behind holds its stdout open.
+    #[error("it went silent for good (its output closed or its process ended) while the referee waited for the answer to `{command}`")]
     Closed { command: String },
     /// Its stdin could not be written.
     #[error("cannot send it `{command}`: {why}")]

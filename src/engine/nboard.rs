@@ -8,8 +8,9 @@
 //! `ping N` and `go`. The engine answers `go` with `=== <sq>[/eval/time]`
 //! (`PA`/`PS`/`pass` for a pass) and does not apply its move until it is
 //! sent `move`. Everything before the awaited `pong N` or `=== ` (`status`,
-//! `set myname`, `nodestats`, search lines, stale answers) is ignored and
-//! logged.
+//! `set myname`, `nodestats`, search lines, blank lines, stale answers,
+//! chatter that is not UTF-8) is ignored and logged; so is anything after
+//! the deadline (an engine that writes without end is out of time).
 //!
 //! Owns: encoding those commands and reading the answers. Must not judge
 //! the move (the referee does) or start the process.
@@ -182,14 +183,20 @@ impl NboardClient {
                     command: p.command.clone(),
                 },
             })?;
+            let said = parse_line(&line);
             if !line.clean {
+                // Chatter may be in any encoding; an answer must be text.
+                if said == Said::Other {
+                    tracing::debug!("engine line ignored (not text): {:?}", line.text);
+                    continue;
+                }
                 return Err(EngineError::Garbage {
                     command: p.command.clone(),
                     line: line.text,
                     why: "not text (control characters or invalid UTF-8)".into(),
                 });
             }
-            match (&p.want, parse_line(&line)) {
+            match (&p.want, said) {
                 (Want::Pong(n, ready), Said::Pong(m)) if *n == m => {
                     return Ok(ready.then_some(Answer::Ready));
                 }
@@ -270,6 +277,38 @@ mod tests {
             text: t.into(),
             clean: true,
         })
+    }
+
+    #[test]
+    fn chatter_that_is_not_text_is_ignored_and_an_answer_that_is_not_is_garbage() {
+        use std::io::Write;
+        let (ours, mut engine) = std::os::unix::net::UnixStream::pair().unwrap();
+        let link = LineLink::new(std::io::sink(), ours, std::sync::Arc::new(|_, _| {})).unwrap();
+        let mut c = NboardClient::new(link, 4);
+        let start = GameStart {
+            size: 8,
+            color: Color::Black,
+            names: ["a".into(), "b".into()],
+            move_ms: 5000,
+        };
+        let soon = || Instant::now() + std::time::Duration::from_secs(10);
+        c.begin_game(&start).unwrap();
+        engine
+            .write_all(b"set myname Z\xe9bra\r\n\r\nstatus \x00\r\npong 1\r\n")
+            .unwrap();
+        assert_eq!(c.answer(soon()), Ok(Answer::Ready));
+        c.ask_move(&[], Color::Black, 5000).unwrap();
+        engine
+            .write_all(b"pong 2\nstatus Z\xe9bra thinks\n=== f5/0.50/0.01\n")
+            .unwrap();
+        assert_eq!(c.answer(soon()), Ok(Answer::Move("f5".into())));
+        c.forget_board();
+        c.ask_move(&[], Color::Black, 5000).unwrap();
+        engine.write_all(b"pong 3\n=== f\x005\n").unwrap();
+        assert!(matches!(
+            c.answer(soon()),
+            Err(EngineError::Garbage { ref command, .. }) if command == "go"
+        ));
     }
 
     #[test]

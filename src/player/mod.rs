@@ -235,7 +235,12 @@ impl Instance {
             .env("TOURNAMENT_ID", &self.id);
         let bell = self.mailbox.doorbell();
         let is_engine = self.spec.protocol.is_engine();
-        let spawned = process::spawn(&mut cmd, is_engine, report, move |_| bell.ring());
+        // An engine's link hears of the exit too: its output may outlive it.
+        let (exited, exit_heard) = crossbeam_channel::bounded(1);
+        let spawned = process::spawn(&mut cmd, is_engine, report, move |_| {
+            bell.ring();
+            let _ = exited.try_send(());
+        });
         drop(child_ends);
         let (tree, mut child) = spawned.map_err(|e| {
             let hint = match e.kind() {
@@ -251,7 +256,7 @@ impl Instance {
             ))
         })?;
         if is_engine {
-            self.engine = Some(self.engine_driver(&mut child)?);
+            self.engine = Some(self.engine_driver(&mut child, exit_heard)?);
         } else if let Some(out) = child.stdout.take() {
             let _ = self.output.capture("stdout", out);
         }
@@ -269,8 +274,12 @@ impl Instance {
     }
 
     /// The conversation with a just-started engine over its stdin/stdout,
-    /// every line into the game log.
-    fn engine_driver(&self, child: &mut std::process::Child) -> Result<EngineDriver, StartError> {
+    /// every line into the game log; `exit` says when its process ended.
+    fn engine_driver(
+        &self,
+        child: &mut std::process::Child,
+        exit: crossbeam_channel::Receiver<()>,
+    ) -> Result<EngineDriver, StartError> {
         let failed = |e: std::io::Error| {
             StartError(format!(
                 "player `{}`: cannot talk to its engine: {e}",
@@ -287,7 +296,8 @@ impl Instance {
         crate::engine::link::set_nonblocking(&stdin).map_err(failed)?;
         let output = Arc::clone(&self.output);
         let log: LineLog = Arc::new(move |d, line| output.protocol_line(d, line));
-        let link = LineLink::new(stdin, stdout, log).map_err(failed)?;
+        let mut link = LineLink::new(stdin, stdout, log).map_err(failed)?;
+        link.watch_exit(exit);
         let engine =
             Engine::new(self.spec.protocol, link, self.spec.engine).expect("an engine protocol");
         Ok(EngineDriver::new(engine, &self.spec.name))

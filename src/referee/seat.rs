@@ -141,6 +141,12 @@ impl<'a> MailboxSeat<'a> {
         if let Some((limit, why)) = self.inst.limit_breach() {
             return SeatError::OverLimit { limit, detail: why };
         }
+        if let AnswerError::Garbage(why) = &err {
+            if self.inst.spec().protocol.is_engine() {
+                // An engine's line on its stdout, not a file: said as it is.
+                return SeatError::Garbage(why.clone());
+            }
+        }
         if self.inst.is_waiting() {
             if let Some(detail) = self.hand_started_silence(&err) {
                 return SeatError::Timeout {

@@ -799,3 +799,375 @@ fn check_bot_checks_an_engine_by_its_protocol() {
         "{stdout}"
     );
 }
+
+// ---- Engines written independently from the protocol descriptions ----
+//
+// tests/fixtures/gtp_engine_alt.js (node) and nboard_engine_alt.rb (ruby)
+// were written from the GTP 2 and NBoard descriptions, not from the
+// referee's clients, and take the liberties those allow (`liberal`); their
+// hostile modes are what an engine author could do to the referee.
+
+fn alt_gtp(mode: &str) -> Vec<String> {
+    vec!["node".into(), fixture("gtp_engine_alt.js"), mode.into()]
+}
+
+fn alt_nboard(mode: &str) -> Vec<String> {
+    vec!["ruby".into(), fixture("nboard_engine_alt.rb"), mode.into()]
+}
+
+/// One game of the engine `argv` as white against built-in greedy, with
+/// `move_ms` a move; how long it took.
+fn alt_game(
+    protocol: Protocol,
+    argv: &[String],
+    sandboxed: bool,
+    move_ms: u64,
+) -> (GameRecord, Duration) {
+    let s = Scratch::new();
+    tournament::program::set(tournament_bin());
+    let player = Arc::new(PlayerSpec {
+        name: "alt".into(),
+        launch: Launch::Command(argv.to_vec()),
+        restart: Restart::Reuse,
+        base_dir: project_root(),
+        seed: 1,
+        board_as: None,
+        sandbox: tournament::sandbox::Settings {
+            enabled: sandboxed,
+            ..Default::default()
+        },
+        protocol,
+        engine: EngineSettings { depth: 3 },
+    });
+    let mut engine = Instance::new(player, s.path(), 1).unwrap();
+    let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
+    let t0 = Instant::now();
+    let r = play_game(
+        &spec(&argv[2], "", move_ms),
+        &mut greedy,
+        &mut engine,
+        None,
+        &Silent,
+    )
+    .unwrap();
+    (r, t0.elapsed())
+}
+
+/// The independent engines, every liberty on, beside gtp-rhino and a
+/// built-in in a real `tournament run`: 20 games, none forfeited, and
+/// their logs show the liberties were taken (an id on a GTP answer, an
+/// answer of two lines, NBoard chatter in Latin-1).
+#[test]
+fn independent_engines_taking_every_liberty_play_a_tournament_without_a_forfeit() {
+    use crate::needs::{GTP_RHINO, NODE, RUBY};
+    if !crate::needs::have(&[NODE, RUBY, GTP_RHINO]) {
+        return;
+    }
+    let s = Scratch::new();
+    let toml = format!(
+        r#"
+[tournament]
+name = "Independent engines"
+format = "round-robin"
+games-per-pairing = 2
+concurrency = 2
+size = 8
+
+[time]
+move-ms = 5000
+startup-ms = 10000
+
+[openings]
+random-plies = 4
+seed = 11
+
+[[player]]
+name = "rhino-1"
+command = ["{rhino}", "-l", "1"]
+protocol = "gtp"
+
+[[player]]
+name = "gtp-alt"
+command = ["node", "{gtp}", "liberal"]
+protocol = "gtp"
+
+[[player]]
+name = "nboard-alt"
+command = ["ruby", "{nboard}", "liberal"]
+protocol = "nboard"
+depth = 4
+
+[[player]]
+name = "nboard-edax-style"
+command = ["ruby", "{nboard}", "liberal,edax"]
+protocol = "nboard"
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#,
+        rhino = gtp_rhino().display(),
+        gtp = fixture("gtp_engine_alt.js"),
+        nboard = fixture("nboard_engine_alt.rb"),
+    );
+    s.write("tournament.toml", &toml);
+    s.run_ok(&["run", "--strict"], 900);
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let records: Vec<GameRecord> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 20, "10 pairings × 2 games");
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+        replays(r);
+    }
+    // Every protocol line of `name`'s instance, over all its games (its
+    // first words to the engine are in its first game's log).
+    let log_of = |name: &str| {
+        let tag = format!(" bot={name}.1 stream=protocol");
+        let mut lines = String::new();
+        for r in records
+            .iter()
+            .filter(|r| r.black == name || r.white == name)
+        {
+            let log =
+                std::fs::read_to_string(s.join(&format!("results/logs/{}.log", r.id))).unwrap();
+            for line in log.lines().filter(|l| l.contains(&tag)) {
+                lines.push_str(line);
+                lines.push('\n');
+            }
+        }
+        lines
+    };
+    let gtp = log_of("gtp-alt");
+    assert!(gtp.contains("← =0   2"), "an id on an answer: {gtp}");
+    assert!(gtp.contains("← node v"), "version's second line: {gtp}");
+    assert!(gtp.contains("→ genmove"), "{gtp}");
+    assert!(!gtp.contains("→ time_left"), "not listed, not sent: {gtp}");
+    let nboard = log_of("nboard-alt");
+    assert!(nboard.contains("← set myname"), "{nboard}");
+    assert!(
+        nboard.contains("bra-like engine"),
+        "Latin-1 chatter: {nboard}"
+    );
+    assert!(log_of("nboard-edax-style").contains(" 0.50 0.0"));
+}
+
+#[test]
+fn check_bot_passes_the_independent_engines() {
+    use crate::needs::{NODE, RUBY};
+    if !crate::needs::have(&[NODE, RUBY]) {
+        return;
+    }
+    let s = Scratch::new();
+    for (protocol, argv) in [
+        ("gtp", alt_gtp("liberal")),
+        ("nboard", alt_nboard("liberal,edax")),
+    ] {
+        let mut args = vec!["check-bot", "--protocol", protocol, "--"];
+        args.extend(argv.iter().map(String::as_str));
+        let out = s
+            .cmd(&args)
+            .timeout(Duration::from_secs(180))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{protocol}: {stdout}");
+        assert_eq!(stdout.matches("  ok    game").count(), 2, "{stdout}");
+    }
+}
+
+/// What an engine author could do to the referee: each ends as a result
+/// with its reason, in bounded time, and an engine whose misbehaviour
+/// does not touch the protocol still plays.
+#[test]
+fn hostile_engines_end_as_results_with_their_reasons() {
+    use crate::needs::{NODE, RUBY};
+    use Protocol::{Gtp, Nboard};
+    if !crate::needs::have(&[NODE, RUBY]) {
+        return;
+    }
+    // (protocol, argv, sandboxed, move-ms, reason, words in the detail,
+    // longest the game may take)
+    type Case = (
+        Protocol,
+        Vec<String>,
+        bool,
+        u64,
+        EndReason,
+        &'static str,
+        u64,
+    );
+    let cases: Vec<Case> = vec![
+        // Lines without end: out of protocol at once (GTP), or out of
+        // time without holding the referee or its memory (NBoard).
+        (
+            Gtp,
+            alt_gtp("flood"),
+            true,
+            1500,
+            EndReason::Garbage,
+            "\"flood line\" to `genmove white`",
+            60,
+        ),
+        (
+            Nboard,
+            alt_nboard("flood"),
+            true,
+            1500,
+            EndReason::Timeout,
+            "no answer in time",
+            60,
+        ),
+        // A line that never ends, or a huge one.
+        (
+            Gtp,
+            alt_gtp("endless-line"),
+            true,
+            1500,
+            EndReason::Timeout,
+            "no answer in time",
+            60,
+        ),
+        (
+            Nboard,
+            alt_nboard("endless-line"),
+            true,
+            1500,
+            EndReason::Timeout,
+            "no answer in time",
+            60,
+        ),
+        (
+            Gtp,
+            alt_gtp("huge-line"),
+            true,
+            1500,
+            EndReason::Garbage,
+            "[…cut]",
+            60,
+        ),
+        // A move for the other colour.
+        (
+            Gtp,
+            alt_gtp("other-color"),
+            true,
+            1500,
+            EndReason::NoFlips,
+            "flips no disc",
+            60,
+        ),
+        (
+            Nboard,
+            alt_nboard("other-color"),
+            true,
+            1500,
+            EndReason::NoFlips,
+            "flips no disc",
+            60,
+        ),
+        // A move in out.txt and on stderr, nothing on stdout.
+        (
+            Gtp,
+            alt_gtp("other-channel"),
+            true,
+            1500,
+            EndReason::Timeout,
+            "no answer in time",
+            60,
+        ),
+        (
+            Nboard,
+            alt_nboard("other-channel"),
+            true,
+            1500,
+            EndReason::Timeout,
+            "no answer in time",
+            60,
+        ),
+        // Ended, but a child it left keeps its stdout open (no sandbox, so
+        // nothing kills the child with it): its end is seen at once, not
+        // after the move time.
+        (
+            Gtp,
+            alt_gtp("linger-crash"),
+            false,
+            30_000,
+            EndReason::Exited,
+            "exit status 4",
+            20,
+        ),
+        (
+            Nboard,
+            alt_nboard("linger-crash"),
+            false,
+            30_000,
+            EndReason::Exited,
+            "exit status 4",
+            20,
+        ),
+        // Answers before being asked, a NUL in a status line: NBoard's
+        // ping/pong keeps it in step, chatter is not an answer.
+        (
+            Nboard,
+            alt_nboard("early"),
+            true,
+            3000,
+            EndReason::Normal,
+            "",
+            120,
+        ),
+        (
+            Nboard,
+            alt_nboard("binary-status"),
+            true,
+            3000,
+            EndReason::Normal,
+            "",
+            120,
+        ),
+        // A child in a session of its own, left running: not the game's
+        // business.
+        (
+            Gtp,
+            alt_gtp("setsid-linger"),
+            false,
+            3000,
+            EndReason::Normal,
+            "",
+            120,
+        ),
+    ];
+    let results: Vec<_> = cases
+        .chunks(4)
+        .flat_map(|batch| {
+            std::thread::scope(|scope| {
+                let runs: Vec<_> = batch
+                    .iter()
+                    .map(|c| scope.spawn(move || (c, alt_game(c.0, &c.1, c.2, c.3))))
+                    .collect();
+                runs.into_iter()
+                    .map(|h| h.join().unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for ((protocol, argv, _, _, reason, words, most), (r, took)) in results {
+        let what = format!("{protocol} {}", argv[2]);
+        assert_eq!(r.reason, *reason, "{what}: {:?}", r.forfeit);
+        assert!(took < Duration::from_secs(*most), "{what} took {took:?}");
+        match &r.forfeit {
+            Some(f) => {
+                assert_eq!(f.color, "white", "{what}");
+                assert!(
+                    f.detail.contains(words),
+                    "{what}: {:?} lacks {words:?}",
+                    f.detail
+                );
+                assert!(!f.detail.contains("out.txt"), "{what}: {:?}", f.detail);
+            }
+            None => replays(&r),
+        }
+    }
+}
