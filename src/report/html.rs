@@ -6,8 +6,9 @@
 //! text; the `report` command writes it. Must not compute standings (that is
 //! `crate::rating`) or read files.
 //!
-//! The viewer: the games are embedded as JSON and the script replays them
-//! with its own small Othello move applier, drawing an SVG board whose
+//! The viewer: the games are embedded as JSON, each move with the discs
+//! it turned as the `othello` crate played it (the script knows no rules:
+//! it sets the played square and the turned ones), drawing an SVG board whose
 //! stones are `<circle class="stone black">` / `<circle class="stone
 //! white">`. It steps with the First/Prev/Next/Last buttons, ArrowLeft /
 //! ArrowRight (Home / End), or by clicking a move. Ply `k` is the position
@@ -19,6 +20,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::game::{parse_move, Color, Move, Position, Square};
 use crate::rating::Crosstable;
 use crate::record::{EndReason, GameRecord, Winner};
 use crate::report::crosstable::{points, signed};
@@ -92,17 +94,86 @@ fn result_text(r: &GameRecord) -> String {
     }
 }
 
+/// A square as the script indexes the board: `row * size + col`.
+fn cell(sq: Square, size: u8) -> u32 {
+    u32::from(sq.row()) * u32::from(size) + u32::from(sq.col())
+}
+
+/// The start position as the script's cells (0 empty, 1 black, 2 white).
+fn start_cells(size: u8) -> Vec<u8> {
+    let pos = Position::start(size);
+    (0..size)
+        .flat_map(|row| (0..size).map(move |col| Square::new(col, row)))
+        .map(|sq| match pos.at(sq) {
+            None => 0,
+            Some(Color::Black) => 1,
+            Some(Color::White) => 2,
+        })
+        .collect()
+}
+
+/// Each move of a record replayed by the rules: the cell played (`None`
+/// for a pass) and the cells it turned. The list stops at the first move
+/// that cannot be replayed (a damaged record), which the script reports.
+fn replayed(r: &GameRecord) -> Vec<(Option<u32>, Vec<u32>)> {
+    if !crate::game::SIZES.contains(&r.size) {
+        return Vec::new();
+    }
+    let mut pos = Position::start(r.size);
+    let mut out = Vec::with_capacity(r.moves.len());
+    for m in &r.moves {
+        let Ok(mv) = parse_move(&m.mv, r.size) else {
+            break;
+        };
+        if pos.to_move().name() != m.color {
+            break;
+        }
+        match mv {
+            Move::Pass if pos.must_pass() => {
+                pos = pos.pass_unchecked();
+                out.push((None, Vec::new()));
+            }
+            Move::Pass => break,
+            Move::Play(sq) => match pos.play(mv) {
+                Ok((next, flips)) => {
+                    let turned = crate::game::squares(flips)
+                        .map(|f| cell(f, r.size))
+                        .collect();
+                    out.push((Some(cell(sq, r.size)), turned));
+                    pos = next;
+                }
+                Err(_) => break,
+            },
+        }
+    }
+    out
+}
+
 /// The embedded game data the script replays.
 fn games_json(records: &[GameRecord]) -> serde_json::Value {
     let games: Vec<serde_json::Value> = records
         .iter()
         .map(|r| {
+            let replay = replayed(r);
             let moves: Vec<serde_json::Value> = r
                 .moves
                 .iter()
-                .map(|m| {
+                .enumerate()
+                .map(|(i, m)| {
+                    // `s`: the cell played (-1 a pass), `f`: the cells
+                    // turned; both absent from the first move the rules
+                    // could not replay on.
+                    let (s, f) = match replay.get(i) {
+                        Some((sq, turned)) => (
+                            serde_json::json!(sq.map_or(-1, i64::from)),
+                            serde_json::json!(turned),
+                        ),
+                        None => (serde_json::Value::Null, serde_json::Value::Null),
+                    };
                     serde_json::json!({
                         "m": m.mv,
+                        "s": s,
+                        "f": f,
                         "c": if m.color == "white" { "w" } else { "b" },
                         "ms": m.ms,
                         "o": m.opening,
@@ -116,6 +187,7 @@ fn games_json(records: &[GameRecord]) -> serde_json::Value {
                 "black": r.black,
                 "white": r.white,
                 "size": r.size,
+                "start": start_cells(r.size),
                 "moves": moves,
                 "result": result_text(r),
                 "reason": r.reason.code(),
@@ -405,45 +477,21 @@ const SCRIPT: &str = r##"
   var games = JSON.parse(document.getElementById("games-data").textContent);
   if (!games.length) return;
   var CELL = 48, MARGIN = 22;
-  var DIRS = [[1,0],[-1,0],[0,1],[0,-1],[1,1],[1,-1],[-1,1],[-1,-1]];
   var current = 0, ply = 0, boards = [], replayError = "";
 
-  function start(n) {
-    var b = [], h = n / 2, i;
-    for (i = 0; i < n * n; i++) b.push(0);
-    b[(h - 1) * n + (h - 1)] = 2; b[h * n + h] = 2;
-    b[(h - 1) * n + h] = 1; b[h * n + (h - 1)] = 1;
-    return b;
-  }
-  // Plays colour `me` (1 black, 2 white) on `sq`; null if it flips nothing.
-  function play(board, n, sq, me) {
-    var col = sq.charCodeAt(0) - 97, row = parseInt(sq.slice(1), 10) - 1;
-    if (!(col >= 0 && col < n && row >= 0 && row < n)) return null;
-    if (board[row * n + col] !== 0) return null;
-    var opp = 3 - me, next = board.slice(), flipped = 0, d;
-    for (d = 0; d < 8; d++) {
-      var dc = DIRS[d][0], dr = DIRS[d][1], c = col + dc, r = row + dr, run = [];
-      while (c >= 0 && c < n && r >= 0 && r < n && board[r * n + c] === opp) {
-        run.push(r * n + c); c += dc; r += dr;
-      }
-      if (run.length && c >= 0 && c < n && r >= 0 && r < n && board[r * n + c] === me) {
-        run.forEach(function (i) { next[i] = me; });
-        flipped += run.length;
-      }
-    }
-    if (!flipped) return null;
-    next[row * n + col] = me;
-    return next;
-  }
+  // The positions after each ply, from the moves as the referee's rules
+  // played them (`s` the cell played, -1 a pass; `f` the cells turned).
   function replay(g) {
-    var b = start(g.size), out = [b], i;
+    var b = g.start.slice(), out = [b], i;
     replayError = "";
     for (i = 0; i < g.moves.length; i++) {
       var m = g.moves[i];
-      if (m.m !== "pass") {
-        var nb = play(b, g.size, m.m, m.c === "w" ? 2 : 1);
-        if (!nb) { replayError = "ply " + (i + 1) + " (" + m.m + ") cannot be replayed"; break; }
-        b = nb;
+      if (m.s === null || m.f === null) { replayError = "ply " + (i + 1) + " (" + m.m + ") cannot be replayed"; break; }
+      if (m.s >= 0) {
+        var me = m.c === "w" ? 2 : 1;
+        b = b.slice();
+        b[m.s] = me;
+        m.f.forEach(function (k) { b[k] = me; });
       }
       out.push(b);
     }
@@ -452,8 +500,7 @@ const SCRIPT: &str = r##"
   function lastSquare(g, p) {
     if (p < 1) return -1;
     var m = g.moves[p - 1];
-    if (m.m === "pass") return -1;
-    return (parseInt(m.m.slice(1), 10) - 1) * g.size + (m.m.charCodeAt(0) - 97);
+    return m.s === null ? -1 : m.s;
   }
   function drawBoard() {
     var g = games[current], b = boards[Math.min(ply, boards.length - 1)];
@@ -561,5 +608,42 @@ mod tests {
         let back: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(back, v);
         assert_eq!(encode_fragment("r01.a b/é"), "r01.a%20b%2F%C3%A9");
+    }
+
+    fn record(moves: &[(&str, &str)]) -> GameRecord {
+        serde_json::from_value(serde_json::json!({
+            "id": "g", "round": 1, "black": "a", "white": "b", "size": 8,
+            "opening": "", "result": "black", "reason": "normal",
+            "discs": {"black": 0, "white": 0}, "discs_wof": {"black": 0, "white": 0},
+            "transcript": "", "started": "", "finished": "",
+            "time_ms": {"black": 0, "white": 0},
+            "moves": moves.iter().map(|(c, m)| serde_json::json!({
+                "color": c, "move": m, "ms": 0, "opening": false, "auto": false
+            })).collect::<Vec<_>>(),
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_script_gets_each_move_with_the_discs_it_turned() {
+        // d3 (row 2, col 3 = cell 19) turns d4 (cell 27); c3 by white
+        // (cell 18) turns d4 back; then a move onto a taken square.
+        let r = record(&[("black", "d3"), ("white", "c3"), ("black", "d4")]);
+        assert_eq!(
+            replayed(&r),
+            vec![(Some(19), vec![27]), (Some(18), vec![27])],
+            "stops at d4, which the rules refuse"
+        );
+        assert_eq!(
+            start_cells(4),
+            vec![0, 0, 0, 0, 0, 2, 1, 0, 0, 1, 2, 0, 0, 0, 0, 0]
+        );
+        // Out of turn, or a pass with a move at hand: not replayed.
+        assert!(replayed(&record(&[("white", "d3")])).is_empty());
+        assert!(replayed(&record(&[("black", "pass")])).is_empty());
+        let json = games_json(&[r]);
+        let moves = &json[0]["moves"];
+        assert_eq!(moves[1]["f"], serde_json::json!([27]));
+        assert_eq!(moves[2]["s"], serde_json::Value::Null);
     }
 }
