@@ -569,7 +569,7 @@ impl Run<'_> {
     /// Sends through the referee's seat, so a failure is sorted as under
     /// the referee: the board's is the harness's, anything else the bot's.
     fn send(&mut self, request: &Request) -> Result<u64, HarnessError> {
-        MailboxSeat::new(self.inst, None)
+        MailboxSeat::new(self.inst)
             .send(request)
             .map_err(|e| match e {
                 SendError::Harness(e) => e,
@@ -720,7 +720,7 @@ impl Run<'_> {
         tracing::debug!("the bot exited after BYE ({info}); starting it again");
         self.last_raw = None;
         self.after_bye = false;
-        seat::restart(&mut MailboxSeat::new(self.inst, None), self.span.clone())
+        seat::restart(&mut MailboxSeat::new(self.inst), self.span.clone())
             .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))
     }
 
