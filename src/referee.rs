@@ -83,8 +83,12 @@ fn now_rfc3339() -> String {
 }
 
 /// Plays one game between two player instances reached through their
-/// mailboxes. `lock` (when given) is checked before every write to the
-/// board; losing it ends the game with `Err(LockLost)`.
+/// mailboxes. Every write to the board goes through the instances' access
+/// ([`Instance::on`]), checked before each write; losing the board ends
+/// the game with `Err(LockLost)`. `lock`: the lock a tournament holds on
+/// the board, which both instances must have been made under (checked);
+/// `None` for instances on a board of the caller's own
+/// ([`Instance::new`]: check-bot, tests).
 pub fn play_game(
     spec: &GameSpec,
     black: &mut Instance,
@@ -92,8 +96,19 @@ pub fn play_game(
     lock: Option<&BoardLock>,
     sink: &dyn EventSink,
 ) -> Result<GameRecord, HarnessError> {
-    let mut black = MailboxSeat::new(black, lock);
-    let mut white = MailboxSeat::new(white, lock);
+    if let Some(lock) = lock {
+        for inst in [&*black, &*white] {
+            if !lock.grants(inst.access()) {
+                return Err(HarnessError::BoardUnwritable(format!(
+                    "{} was not made under the lock on {}",
+                    inst.id(),
+                    lock.board().display()
+                )));
+            }
+        }
+    }
+    let mut black = MailboxSeat::new(black);
+    let mut white = MailboxSeat::new(white);
     play_seats(spec, [&mut black, &mut white], sink)
 }
 

@@ -9,7 +9,7 @@
 
 use crate::game::{square_name, Color, IllegalMove, Position, Square};
 
-use super::{Problem, Step, Verdict};
+use super::report::{Problem, Step, Verdict};
 
 /// The likely mistake behind `sq`, illegal in `pos` for `why`, as a hint
 /// start ending in `; ` (empty if nothing fits). A mistake in reading the
@@ -160,6 +160,19 @@ fn place(p: &Problem, step: &str) -> String {
     match p.sent.split_once(':') {
         Some((seq, _)) if seq.starts_with("seq ") => seq.to_string(),
         _ => format!("`{step}`"),
+    }
+}
+
+impl Step {
+    /// The step as report lines (no trailing newline).
+    pub fn render(&self) -> String {
+        render(self, &mut RepeatedHints::default())
+    }
+
+    /// Like [`Step::render`], but a hint printed before (in `repeated`)
+    /// is not repeated: the problem points at its first showing.
+    pub fn render_folded(&self, repeated: &mut RepeatedHints) -> String {
+        render(self, repeated)
     }
 }
 

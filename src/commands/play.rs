@@ -76,7 +76,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         crate::mailbox::LockError::BadBoard(why) => HarnessError::Config(why),
         e => HarnessError::BoardUnwritable(e.to_string()),
     })?;
-    crate::mailbox::sweep_temp_files(lock.board());
+    crate::mailbox::sweep_temp_files(lock.access());
     crate::logging::set_game_log_dir(Some(results.join("logs")));
 
     let id = format!(
@@ -98,8 +98,8 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     };
     let kb = first(&black.name);
     let kw = if same { kb + 1 } else { first(&white.name) };
-    let mut b = Instance::new(black, lock.board(), kb)?;
-    let mut w = Instance::new(white, lock.board(), kw)?;
+    let mut b = Instance::on(black, lock.access(), kb)?;
+    let mut w = Instance::on(white, lock.access(), kw)?;
     let spec = GameSpec {
         id,
         round: 1,
@@ -114,7 +114,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     }
     let record = play_game(&spec, &mut b, &mut w, Some(&lock), &Fanout(sinks))?;
     drop((b, w));
-    crate::mailbox::sweep_temp_files(lock.board());
+    crate::mailbox::sweep_temp_files(lock.access());
     if let Err(e) = crate::report::ggf::write_game_file(&results, &record) {
         tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
     }

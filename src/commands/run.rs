@@ -184,7 +184,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    crate::mailbox::sweep_temp_files(lock.board());
+    crate::mailbox::sweep_temp_files(lock.access());
     // Live files of games a stopped run left unfinished: those games are
     // played again from the start. Only a referee's own live files go.
     crate::report::live::remove_stale(&config.results, &games);
@@ -245,11 +245,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         decided.store(decision != Decision::Continue, Ordering::SeqCst);
     }
     let setup = PoolSetup {
-        board: lock.board(),
+        lock: &lock,
         concurrency: config.concurrency,
         players: &players,
         game_spec: &game_spec,
-        lock: Some(&lock),
         sink: &sink,
         stop: crate::interrupt::stop_requested(),
         decided: Some(&decided),
@@ -324,7 +323,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     progress.finish();
     crate::logging::set_progress_bar(None);
     // The bots are gone: their leftovers (spare files) go too.
-    crate::mailbox::sweep_temp_files(lock.board());
+    crate::mailbox::sweep_temp_files(lock.access());
     outcome?;
     drop(lock);
     if let Some(server) = live_page {

@@ -6,7 +6,9 @@
 //! Owns the platform details of those operations ([`Dir`]: a folder held by
 //! its descriptor, every name looked up relative to it, `openat`-style, with
 //! no following of links). Never writes into, truncates or follows a file
-//! it did not create itself. Knows nothing about message content.
+//! it did not create itself. Knows nothing about message content, nor about
+//! the board's lock: a writer's gate (the referee's lock check) is asked
+//! right before a message becomes visible.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -471,16 +473,22 @@ impl MessageFile {
         }
     }
 
-    /// Writes `content` as the move file's new content.
-    pub fn write(&mut self, content: &[u8]) -> io::Result<()> {
+    /// Writes `content` as the move file's new content. `gate` is asked
+    /// last, right before the content becomes visible: an error from it
+    /// (the referee's board lock, lost) stops the write.
+    pub fn write(&mut self, content: &[u8], gate: &dyn Fn() -> io::Result<()>) -> io::Result<()> {
         if self.swaps {
-            return self.write_by_swap(content);
+            return self.write_by_swap(content, gate);
         }
-        super::lock::may_write_board().map_err(io::Error::other)?;
+        gate()?;
         replace_message(&self.tmp_dir, &self.dir, self.name, content)
     }
 
-    fn write_by_swap(&mut self, content: &[u8]) -> io::Result<()> {
+    fn write_by_swap(
+        &mut self,
+        content: &[u8],
+        gate: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
         // Someone else may have removed or replaced the move file (a new
         // instance's cleanup) or the spare, or linked one elsewhere: then
@@ -508,7 +516,7 @@ impl MessageFile {
         spare.set_len(content.len() as u64)?;
         // The last look before the message becomes visible: a referee that
         // lost the board (stopped, then continued) must not write into it.
-        super::lock::may_write_board().map_err(io::Error::other)?;
+        gate()?;
         let swapped = match self.live {
             Some(_) => match exchange(&self.tmp_dir, &self.spare_name, &self.dir, self.name) {
                 Ok(()) => true,
@@ -628,12 +636,12 @@ mod tests {
         let mut mf = MessageFile::new(tmp, bx, "in.txt", "box");
         for n in 0..5 {
             let msg = format!("referee\nbox\n{n}\n{}\n", "x".repeat(10 - 2 * n));
-            mf.write(msg.as_bytes()).unwrap();
+            mf.write(msg.as_bytes(), &|| Ok(())).unwrap();
             assert_eq!(fs::read_to_string(dir.join("in.txt")).unwrap(), msg);
         }
         // Removed from outside (a fresh instance's cleanup): written again.
         fs::remove_file(dir.join("in.txt")).unwrap();
-        mf.write(b"after\n").unwrap();
+        mf.write(b"after\n", &|| Ok(())).unwrap();
         assert_eq!(fs::read(dir.join("in.txt")).unwrap(), b"after\n");
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "only the move file");
         drop(mf);
@@ -654,13 +662,13 @@ mod tests {
             Arc::new(Dir::open(&dir).unwrap()),
         );
         let mut mf = MessageFile::new(tmp, bx, "in.txt", "box");
-        mf.write(b"one\n").unwrap();
-        mf.write(b"two\n").unwrap();
+        mf.write(b"one\n", &|| Ok(())).unwrap();
+        mf.write(b"two\n", &|| Ok(())).unwrap();
         // Someone links both our files (the move file and the spare) elsewhere.
         let outside = root.path().join("outside.txt");
         fs::hard_link(dir.join("in.txt"), &outside).unwrap();
         for n in 3..8 {
-            mf.write(format!("{n}\n").as_bytes()).unwrap();
+            mf.write(format!("{n}\n").as_bytes(), &|| Ok(())).unwrap();
             assert_eq!(
                 fs::read(dir.join("in.txt")).unwrap(),
                 format!("{n}\n").as_bytes()

@@ -10,6 +10,8 @@
 //! deletes only lock files and folders a referee made. A holder that finds
 //! its `REFEREE/` removed or its `OWNER` overwritten while its heartbeat is
 //! fresh (so no other referee can have judged it stale) puts them back.
+//! Owns too the proof of holding a board ([`WriteAccess`]) that every
+//! write to it takes; keeps no registry of the locks a process holds.
 
 use std::fmt;
 use std::fs::{self, File};
@@ -49,7 +51,8 @@ pub struct LockOptions {
     /// taken over): another lock of the same process (host, pid, start) is
     /// taken over at once, not after a second stale period. Safe: that
     /// process stopped acting on its own once its heartbeat stood still
-    /// for a third of its stale period (every write checks every lock it holds).
+    /// for a third of its stale period (every write to the board checks the
+    /// board's lock, and so does every record added to the results).
     pub stale_holders: Vec<OwnerRecord>,
 }
 
@@ -348,6 +351,15 @@ impl Held {
         self.lost.store(true, Ordering::SeqCst);
     }
 
+    /// The lock was let go: every write that still asks is refused.
+    fn release(&self) {
+        let mut r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if r.is_none() {
+            *r = Some("this referee released the board's lock".into());
+        }
+        self.lost.store(true, Ordering::SeqCst);
+    }
+
     fn check(&self) -> Result<(), LockLost> {
         if !self.lost.load(Ordering::SeqCst) {
             let since = self
@@ -389,22 +401,64 @@ impl LockLost {
     }
 }
 
-/// The locks this process holds, so that every write to a board (a move
-/// file, a mailbox clean-up) can first ask whether it still may.
-static HELD: Mutex<Vec<std::sync::Weak<Held>>> = Mutex::new(Vec::new());
+/// Proof that this process may write to a board: borrowed from the
+/// [`BoardLock`] that holds it ([`BoardLock::access`]), or made for a board
+/// folder this process made for itself and names to no other referee
+/// ([`WriteAccess::unshared`]: check-bot's temporary board, tests). Every
+/// writing function of the board (a move file, a mailbox's clean-up, the
+/// sweep of leftovers) takes one, so writing without the lock does not
+/// compile; each write asks [`WriteAccess::check`] first, so a referee that
+/// lost the board (stopped past the stale period, then continued) never
+/// touches the new holder's files.
+#[derive(Clone)]
+pub struct WriteAccess {
+    board: PathBuf,
+    /// The lock's state, shared with its heartbeat; `None` for an
+    /// unshared board (nothing to lose).
+    held: Option<Arc<Held>>,
+}
 
-/// Ok while every board lock this process holds is still ours (or it holds
-/// none); otherwise why not. Checked before every write to a board, so a
-/// referee that lost the board (stopped past the stale period, then
-/// continued) never touches the new holder's files.
-pub fn may_write_board() -> Result<(), LockLost> {
-    let held: Vec<Arc<Held>> = HELD
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .filter_map(std::sync::Weak::upgrade)
-        .collect();
-    held.iter().try_for_each(|h| h.check())
+impl fmt::Debug for WriteAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.held.is_some() {
+            "locked"
+        } else {
+            "unshared"
+        };
+        write!(f, "WriteAccess({}, {how})", self.board.display())
+    }
+}
+
+impl WriteAccess {
+    /// Access to a board folder this process made for itself and tells no
+    /// other referee of (a fresh temporary folder): no lock guards it, so
+    /// none can be lost. Never for a board named in a configuration.
+    pub fn unshared(board: &Path) -> WriteAccess {
+        WriteAccess {
+            board: fs::canonicalize(board).unwrap_or_else(|_| board.to_path_buf()),
+            held: None,
+        }
+    }
+
+    /// The board this access is to (canonical).
+    pub fn board(&self) -> &Path {
+        &self.board
+    }
+
+    /// Ok while the board is still ours; otherwise why not. Asked before
+    /// every write to the board.
+    pub fn check(&self) -> Result<(), LockLost> {
+        match &self.held {
+            Some(held) => held.check(),
+            None => Ok(()),
+        }
+    }
+
+    /// [`check`](Self::check) as the `io::Error` a write returns: the
+    /// [`LockLost`] travels inside it ([`LockLost::in_io`]).
+    pub fn check_io(&self) -> io::Result<()> {
+        self.check().map_err(io::Error::other)
+    }
 }
 
 /// An exclusive hold on a board; released on drop.
@@ -412,6 +466,8 @@ pub struct BoardLock {
     board: PathBuf,
     record: OwnerRecord,
     held: Arc<Held>,
+    /// The proof handed to writers (shares `held`).
+    access: WriteAccess,
     stop: Option<crossbeam_channel::Sender<()>>,
     /// The heartbeat thread; it gives our lock folder back when it ends.
     heartbeat: Option<JoinHandle<OwnDir>>,
@@ -489,13 +545,12 @@ impl BoardLock {
                 .spawn(move || heartbeat_loop(&board, own, &mut record, &held, every, &stopped))
                 .map_err(io_err)?
         };
-        {
-            let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            all.retain(|w| w.strong_count() > 0);
-            all.push(Arc::downgrade(&held));
-        }
         tracing::debug!(board = %board.display(), token = %record.token, "board lock taken");
         Ok(BoardLock {
+            access: WriteAccess {
+                board: board.clone(),
+                held: Some(Arc::clone(&held)),
+            },
             board,
             record,
             held,
@@ -511,6 +566,19 @@ impl BoardLock {
     /// write to the board must be preceded by this check.
     pub fn ensure_held(&self) -> Result<(), LockLost> {
         self.held.check()
+    }
+
+    /// The proof of this lock that the board's writing functions take.
+    pub fn access(&self) -> &WriteAccess {
+        &self.access
+    }
+
+    /// Whether `access` is (a copy of) this lock's proof.
+    pub fn grants(&self, access: &WriteAccess) -> bool {
+        access
+            .held
+            .as_ref()
+            .is_some_and(|h| Arc::ptr_eq(h, &self.held))
     }
 
     pub fn board(&self) -> &Path {
@@ -536,14 +604,13 @@ impl BoardLock {
 
 impl Drop for BoardLock {
     fn drop(&mut self) {
-        HELD.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(&self.held)));
         drop(self.stop.take());
         let own = self.heartbeat.take().and_then(|h| h.join().ok());
         if self.held.check().is_ok() {
             release_folder(&self.board, &self.record.token, own.as_ref());
         }
+        // A copy of its access kept elsewhere writes nothing more.
+        self.held.release();
         if let Some(f) = self.flock.take() {
             let _ = fs2::FileExt::unlock(&f);
         }

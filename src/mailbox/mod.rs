@@ -28,8 +28,7 @@ pub use files::{
 };
 pub use lock::{holder_alive, hostname, read_owner};
 pub use lock::{
-    may_write_board, BoardLock, LockError, LockLost, LockOptions, OwnerRecord, DEFAULT_STALE,
-    LOCK_DIR,
+    BoardLock, LockError, LockLost, LockOptions, OwnerRecord, WriteAccess, DEFAULT_STALE, LOCK_DIR,
 };
 pub use mailbox_protocol::message::{
     Decoded, FrameError, Message, IN_RECORD, MAX_MESSAGE_BYTES, OUT_RECORD, PAD, REFEREE,
@@ -214,11 +213,11 @@ pub enum Pending {
 /// board, and only files that are certainly such leftovers: a name these
 /// writers give ([`is_temp_name`]), a regular file with one name, holding
 /// nothing but (the start of) a message. Anything else a user put there stays.
-pub fn sweep_temp_files(board: &Path) {
-    if may_write_board().is_err() {
+pub fn sweep_temp_files(access: &WriteAccess) {
+    if access.check().is_err() {
         return;
     }
-    let Ok(players) = Dir::open(board).and_then(|b| b.child(PLAYERS_DIR)) else {
+    let Ok(players) = Dir::open(access.board()).and_then(|b| b.child(PLAYERS_DIR)) else {
         return;
     };
     for name in players.names().unwrap_or_default() {
@@ -321,6 +320,11 @@ pub enum MailboxError {
     Symlink(PathBuf),
     #[error("mailbox {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    #[error("mailbox {path} is not on the board {board} this referee may write")]
+    NotThisBoard { path: PathBuf, board: PathBuf },
+    /// This referee lost the board: it made nothing.
+    #[error("the board is no longer ours: {0}")]
+    LockLost(#[from] LockLost),
 }
 
 /// One player instance's folder, as the referee uses it. The board, its
@@ -375,11 +379,11 @@ impl fmt::Debug for Mailbox {
 }
 
 impl Mailbox {
-    /// Opens (creating if needed) the mailbox folder `dir`
-    /// (`<board>/players/<folder>`) for the player whose wire id is `id`.
-    /// Refuses a `players/` or mailbox folder that is a symlink or not a
-    /// folder; the board folder itself must exist.
-    pub fn open(dir: &Path, id: &str) -> Result<Mailbox, MailboxError> {
+    /// Opens (creating if needed, under `access`) the mailbox folder `dir`
+    /// (`<board>/players/<folder>`, on the board of `access`) for the
+    /// player whose wire id is `id`. Refuses a `players/` or mailbox folder
+    /// that is a symlink or not a folder; the board folder itself must exist.
+    pub fn open(access: &WriteAccess, dir: &Path, id: &str) -> Result<Mailbox, MailboxError> {
         let io_err = |source| MailboxError::Io {
             path: dir.to_path_buf(),
             source,
@@ -392,6 +396,13 @@ impl Mailbox {
             .parent()
             .ok_or_else(|| io_err(io::Error::other("not a mailbox path")))?;
         let board_path = fs::canonicalize(board_path).map_err(io_err)?;
+        if board_path != access.board() {
+            return Err(MailboxError::NotThisBoard {
+                path: dir.to_path_buf(),
+                board: access.board().to_path_buf(),
+            });
+        }
+        access.check()?;
         let board = Dir::open(&board_path).map_err(io_err)?;
         if board.is_symlink(PLAYERS_DIR) {
             return Err(MailboxError::Symlink(board_path.join(PLAYERS_DIR)));
@@ -436,6 +447,11 @@ impl Mailbox {
 
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The board this mailbox is on (canonical).
+    pub fn board(&self) -> &Path {
+        self.board.path()
     }
 
     /// Rings this mailbox's doorbell: wakes a `wait_answer` to look again
@@ -483,8 +499,11 @@ impl Mailbox {
     /// machine may hold a cached view of that name, and re-creating it
     /// there can fail for seconds). Touches nothing else, and nothing at all
     /// once this referee lost the board.
-    pub fn clear(&self) -> io::Result<()> {
-        lock::may_write_board().map_err(io::Error::other)?;
+    pub fn clear(&self, access: &WriteAccess) -> io::Result<()> {
+        self.check_access(access).map_err(|e| match e {
+            AnswerError::LockLost(lost) => io::Error::other(lost),
+            e => io::Error::other(e.to_string()),
+        })?;
         self.check_dir()
             .map_err(|e| io::Error::other(e.to_string()))?;
         match self.folder.remove_file(IN_FILE) {
@@ -553,8 +572,25 @@ impl Mailbox {
         }
     }
 
-    /// Writes message `seq` to `in.txt` atomically.
-    pub fn send(&self, seq: u64, text: &str) -> Result<(), AnswerError> {
+    /// Refuses a write under `access` if it is not to this mailbox's
+    /// board, or the board is no longer ours.
+    fn check_access(&self, access: &WriteAccess) -> Result<(), AnswerError> {
+        if access.board() != self.board.path() {
+            return Err(AnswerError::Io(
+                MailboxError::NotThisBoard {
+                    path: self.dir.clone(),
+                    board: access.board().to_path_buf(),
+                }
+                .to_string(),
+            ));
+        }
+        access.check().map_err(AnswerError::LockLost)
+    }
+
+    /// Writes message `seq` to `in.txt` atomically, under `access` (asked
+    /// first, and again right before the message becomes visible).
+    pub fn send(&self, access: &WriteAccess, seq: u64, text: &str) -> Result<(), AnswerError> {
+        self.check_access(access)?;
         self.check_dir()?;
         let target = self.dir.join(IN_FILE);
         if self.folder.is_symlink(IN_FILE) {
@@ -573,10 +609,11 @@ impl Mailbox {
             _ => msg.encode().into_bytes(),
         };
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        w.0.write(&msg).map_err(|e| match LockLost::in_io(&e) {
-            Some(lost) => AnswerError::LockLost(lost.clone()),
-            None => AnswerError::Io(format!("writing {}: {e}", target.display())),
-        })?;
+        w.0.write(&msg, &|| access.check_io())
+            .map_err(|e| match LockLost::in_io(&e) {
+                Some(lost) => AnswerError::LockLost(lost.clone()),
+                None => AnswerError::Io(format!("writing {}: {e}", target.display())),
+            })?;
         w.1 = msg;
         Ok(())
     }
@@ -739,8 +776,9 @@ mod tests {
     fn send_then_answer() {
         let board = tempfile::tempdir().unwrap();
         let dir = mailbox_dir(board.path(), "bot", Some(1));
-        let mb = Mailbox::open(&dir, "bot.1").unwrap();
-        mb.send(1, "NEW g1 black x 8 100").unwrap();
+        let access = WriteAccess::unshared(board.path());
+        let mb = Mailbox::open(&access, &dir, "bot.1").unwrap();
+        mb.send(&access, 1, "NEW g1 black x 8 100").unwrap();
         assert_eq!(mb.last_sent_seq(), Some(1));
         assert_eq!(mb.poll_answer(1).unwrap(), Err(Pending::Nothing));
         fs::write(dir.join(OUT_FILE), "bot.1\nreferee\n1\nREADY\n").unwrap();
@@ -751,5 +789,30 @@ mod tests {
             mb.poll_answer(2),
             Err(AnswerError::WrongSender { .. })
         ));
+    }
+
+    #[test]
+    fn writes_need_the_access_of_this_board_while_it_is_held() {
+        let board = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let dir = mailbox_dir(board.path(), "bot", Some(1));
+        let elsewhere = WriteAccess::unshared(other.path());
+        assert!(matches!(
+            Mailbox::open(&elsewhere, &dir, "bot.1"),
+            Err(MailboxError::NotThisBoard { .. })
+        ));
+        let lock = BoardLock::acquire(board.path(), &LockOptions::default()).unwrap();
+        let access = lock.access().clone();
+        let mb = Mailbox::open(&access, &dir, "bot.1").unwrap();
+        mb.send(&access, 1, "NEW").unwrap();
+        assert!(mb.send(&elsewhere, 2, "NEW").is_err());
+        drop(lock);
+        // A copy of a released lock's access writes nothing.
+        assert!(matches!(
+            mb.send(&access, 2, "NEW"),
+            Err(AnswerError::LockLost(_))
+        ));
+        assert!(LockLost::in_io(&mb.clear(&access).unwrap_err()).is_some());
+        assert_eq!(mb.last_sent_seq(), Some(1));
     }
 }

@@ -28,7 +28,7 @@ pub use spec::{
 };
 
 use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
-use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError};
+use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError, WriteAccess};
 use crate::sandbox::{self, Policy, Scratch, Warden};
 
 /// How long a bot gets between TERM and KILL.
@@ -49,6 +49,9 @@ pub struct Instance {
     spec: Arc<PlayerSpec>,
     id: String,
     mailbox: Mailbox,
+    /// What every write to the mailbox goes through: the board lock's
+    /// proof, or an unshared board's.
+    access: WriteAccess,
     seq: u64,
     process: Option<ProcessTree>,
     output: Arc<BotOutput>,
@@ -80,12 +83,25 @@ impl std::fmt::Debug for Instance {
 }
 
 impl Instance {
-    /// Binds instance `k` of `spec` (ignored for a waiting player, which has
-    /// exactly one mailbox, `players/<name>/`) to its mailbox on `board`.
+    /// Binds instance `k` of `spec` to its mailbox on `board`, a folder of
+    /// the caller's own that no other referee knows (check-bot's temporary
+    /// board, the benchmark's, tests): its writes are guarded by no lock
+    /// ([`WriteAccess::unshared`]). A tournament's board: [`Instance::on`].
     pub fn new(spec: Arc<PlayerSpec>, board: &Path, k: u32) -> Result<Instance, MailboxError> {
+        Instance::on(spec, &WriteAccess::unshared(board), k)
+    }
+
+    /// Binds instance `k` of `spec` (ignored for a waiting player, which has
+    /// exactly one mailbox, `players/<name>/`) to its mailbox on the board
+    /// of `access`; every write to the mailbox asks `access` first.
+    pub fn on(
+        spec: Arc<PlayerSpec>,
+        access: &WriteAccess,
+        k: u32,
+    ) -> Result<Instance, MailboxError> {
         let slot = (!spec.is_waiting()).then_some(k);
         let id = instance_id(&spec.name, slot);
-        let mailbox = Mailbox::open(&mailbox_dir(board, &spec.name, slot), &id)?;
+        let mailbox = Mailbox::open(access, &mailbox_dir(access.board(), &spec.name, slot), &id)?;
         // A waiting player's bot may already have answered earlier
         // messages: continue its count.
         let seq = if spec.is_waiting() {
@@ -98,6 +114,7 @@ impl Instance {
             spec,
             id,
             mailbox,
+            access: access.clone(),
             seq,
             process: None,
             starts: 0,
@@ -121,6 +138,11 @@ impl Instance {
 
     pub fn mailbox(&self) -> &Mailbox {
         &self.mailbox
+    }
+
+    /// What writes to its mailbox go through (the board lock's proof).
+    pub fn access(&self) -> &WriteAccess {
+        &self.access
     }
 
     /// The mailbox folder as the bot sees it: under the player's
@@ -200,7 +222,7 @@ impl Instance {
     fn start(&mut self) -> Result<(), StartError> {
         let argv = self.spec.resolve().map_err(StartError)?;
         self.mailbox
-            .clear()
+            .clear(&self.access)
             .map_err(|e| StartError(format!("cannot clear mailbox of {}: {e}", self.id)))?;
         self.seq = 0;
         // The bot may see the board under another path (another mount of
@@ -399,7 +421,7 @@ impl Instance {
             }
             return Ok(self.seq);
         }
-        let sent = self.mailbox.send(self.seq, text);
+        let sent = self.mailbox.send(&self.access, self.seq, text);
         // Let go once the message is there: the bot wakes once, to a
         // message it can read (its clock started before the write).
         self.thaw();
@@ -517,7 +539,7 @@ impl Drop for Instance {
         // and made again can be unusable there for seconds. A waiting
         // player's mailbox is left as it is, so its seq goes on counting.
         if !self.spec.is_waiting() {
-            let _ = self.mailbox.clear();
+            let _ = self.mailbox.clear(&self.access);
         }
     }
 }

@@ -4,7 +4,7 @@
 //! pipe — is the seat's business.
 //!
 //! Owns: the trait, its mailbox implementation ([`MailboxSeat`]: a player
-//! [`Instance`] and, under a tournament, the board lock), an in-memory
+//! [`Instance`], whose writes go through its board access), an in-memory
 //! [`ScriptedSeat`] for tests, and the driving rules shared by the referee
 //! and check-bot: which send failure is whose ([`SendError`]), and the
 //! restart of a player that exited after its last BYE ([`restart`]).
@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::HarnessError;
-use crate::mailbox::{AnswerError, BoardLock, Pending};
+use crate::mailbox::{AnswerError, Pending};
 use crate::player::Instance;
 use crate::protocol::Request;
 
@@ -108,16 +108,17 @@ pub fn restart(seat: &mut dyn Seat, span: tracing::Span) -> Result<(), SeatError
     seat.prepare(span).map(|_| ())
 }
 
-/// A player instance reached through its mailbox on the board; under a
-/// tournament, every write first checks that the board is still ours.
+/// A player instance reached through its mailbox on the board; every
+/// write first checks that the board is still ours (the instance's
+/// [`WriteAccess`](crate::mailbox::WriteAccess)), and losing it is the
+/// referee's failure, not the player's.
 pub struct MailboxSeat<'a> {
     inst: &'a mut Instance,
-    lock: Option<&'a BoardLock>,
 }
 
 impl<'a> MailboxSeat<'a> {
-    pub fn new(inst: &'a mut Instance, lock: Option<&'a BoardLock>) -> MailboxSeat<'a> {
-        MailboxSeat { inst, lock }
+    pub fn new(inst: &'a mut Instance) -> MailboxSeat<'a> {
+        MailboxSeat { inst }
     }
 
     pub fn instance(&self) -> &Instance {
@@ -125,10 +126,7 @@ impl<'a> MailboxSeat<'a> {
     }
 
     fn check_lock(&self) -> Result<(), HarnessError> {
-        match self.lock {
-            Some(lock) => lock.ensure_held().map_err(HarnessError::LockLost),
-            None => Ok(()),
-        }
+        self.inst.access().check().map_err(HarnessError::LockLost)
     }
 
     /// The mailbox's failure to answer as the core's kind, after what the

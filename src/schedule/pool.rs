@@ -25,12 +25,12 @@ use super::ScheduledGame;
 
 /// Everything a run needs besides the games.
 pub struct PoolSetup<'a> {
-    pub board: &'a Path,
+    /// The board's lock: every instance is made under it.
+    pub lock: &'a BoardLock,
     pub concurrency: u32,
     pub players: &'a HashMap<String, Arc<PlayerSpec>>,
     /// The game to play for a scheduled game (size, clock, rules).
     pub game_spec: &'a (dyn Fn(&ScheduledGame) -> GameSpec + Sync),
-    pub lock: Option<&'a BoardLock>,
     pub sink: &'a dyn EventSink,
     /// Set (by Ctrl-C) to start no further game.
     pub stop: &'a AtomicBool,
@@ -64,7 +64,8 @@ struct Instances {
 }
 
 impl Instances {
-    fn take(&mut self, spec: &Arc<PlayerSpec>, board: &Path) -> Result<Instance, HarnessError> {
+    fn take(&mut self, spec: &Arc<PlayerSpec>, lock: &BoardLock) -> Result<Instance, HarnessError> {
+        let board = lock.board();
         if let Some(i) = self.free.get_mut(&spec.name).and_then(Vec::pop) {
             return Ok(i);
         }
@@ -81,13 +82,14 @@ impl Instances {
         // A waiting player has only its one mailbox.
         for _ in 0..16 {
             *k += 1;
-            match Instance::new(Arc::clone(spec), board, *k) {
+            match Instance::on(Arc::clone(spec), lock.access(), *k) {
                 Err(MailboxError::Symlink(p)) if !spec.is_waiting() => {
                     tracing::warn!(
                         "{} is a symlink: left alone, the next mailbox used",
                         p.display()
                     )
                 }
+                Err(MailboxError::LockLost(lost)) => return Err(HarnessError::LockLost(lost)),
                 other => return other.map_err(|e| HarnessError::BoardUnwritable(e.to_string())),
             }
         }
@@ -144,7 +146,7 @@ fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
             &spec,
             &mut job.black,
             &mut job.white,
-            setup.lock,
+            Some(setup.lock),
             setup.sink,
         );
         let _ = done.send(Done {
@@ -166,7 +168,7 @@ pub fn run_games(
 ) -> Result<usize, HarnessError> {
     let mut pending: VecDeque<ScheduledGame> = games.into();
     let mut instances = Instances {
-        above_existing: setup.lock.is_some_and(|l| l.took_over_live()),
+        above_existing: setup.lock.took_over_live(),
         ..Instances::default()
     };
     if instances.above_existing {
@@ -220,8 +222,8 @@ pub fn run_games(
                 };
                 let taken = spec_of(&game.black).and_then(|b| {
                     let w = spec_of(&game.white)?;
-                    let bi = instances.take(&b, setup.board)?;
-                    match instances.take(&w, setup.board) {
+                    let bi = instances.take(&b, setup.lock)?;
+                    match instances.take(&w, setup.lock) {
                         Ok(wi) => Ok((bi, wi)),
                         Err(e) => {
                             instances.give_back(bi);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tournament::mailbox::{Mailbox, Message, IN_RECORD, OUT_RECORD, REFEREE};
+use tournament::mailbox::{Mailbox, Message, WriteAccess, IN_RECORD, OUT_RECORD, REFEREE};
 
 use crate::fixture::{project_root, wait_until, Scratch};
 
@@ -85,7 +85,8 @@ fn turn_text() -> String {
 }
 
 fn exchange(mb: &Mailbox, seq: u64, text: &str) -> String {
-    mb.send(seq, text).unwrap();
+    mb.send(&WriteAccess::unshared(mb.board()), seq, text)
+        .unwrap();
     mb.wait_answer(seq, Instant::now() + Duration::from_secs(20), &mut || None)
         .unwrap_or_else(|e| panic!("seq {seq}: {e}"))
 }
@@ -102,7 +103,7 @@ fn in_txt_is_padded_only_for_a_bot_that_writes_fixed_length_answers() {
 
     // The library announces itself before any message: out.txt is 128 spaces.
     let dir = board.join("players").join("alice");
-    let mb = Mailbox::open(&dir, "alice").unwrap();
+    let mb = Mailbox::open(&WriteAccess::unshared(&board), &dir, "alice").unwrap();
     let _lib = start(&library_bot(&s), &dir);
     assert!(
         wait_until(20, || len_of(&dir.join("out.txt")) == OUT_RECORD),
@@ -126,7 +127,7 @@ fn in_txt_is_padded_only_for_a_bot_that_writes_fixed_length_answers() {
 
     // A plain version 1 bot gets plain, exact messages.
     let dir = board.join("players").join("bob");
-    let mb = Mailbox::open(&dir, "bob").unwrap();
+    let mb = Mailbox::open(&WriteAccess::unshared(&board), &dir, "bob").unwrap();
     let plain = s.write("plain_v1.py", PLAIN_V1_BOT);
     let _v1 = start(&plain, &dir);
     assert_eq!(exchange(&mb, 1, "NEW g1 white alice 8 5000"), "READY");

@@ -116,7 +116,7 @@ fn a_hard_link_as_out_txt_is_neither_read_nor_truncated() {
 /// another folder) put in its place between two messages.
 #[test]
 fn a_mailbox_swapped_for_a_link_or_another_folder_is_refused() {
-    use tournament::mailbox::{mailbox_dir, AnswerError, Mailbox};
+    use tournament::mailbox::{mailbox_dir, AnswerError, Mailbox, WriteAccess};
     let s = Scratch::new();
     fs::create_dir(s.join("board")).unwrap();
     let elsewhere = s.join("elsewhere");
@@ -126,8 +126,14 @@ fn a_mailbox_swapped_for_a_link_or_another_folder_is_refused() {
     let before = fs::read_dir(&elsewhere).unwrap().count();
     for swap in ["symlink", "folder"] {
         let dir = mailbox_dir(&s.join("board"), swap, Some(1));
-        let mb = Mailbox::open(&dir, &format!("{swap}.1")).unwrap();
-        mb.send(1, "NEW g a b 8 100").unwrap();
+        let mb = Mailbox::open(
+            &WriteAccess::unshared(&s.join("board")),
+            &dir,
+            &format!("{swap}.1"),
+        )
+        .unwrap();
+        mb.send(&WriteAccess::unshared(mb.board()), 1, "NEW g a b 8 100")
+            .unwrap();
         fs::rename(&dir, s.join(&format!("moved-{swap}"))).unwrap();
         if swap == "symlink" {
             std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
@@ -144,12 +150,15 @@ fn a_mailbox_swapped_for_a_link_or_another_folder_is_refused() {
             matches!(polled, Err(AnswerError::Symlink(_))),
             "{swap}: {polled:?}"
         );
-        let sent = mb.send(2, "TURN");
+        let sent = mb.send(&WriteAccess::unshared(mb.board()), 2, "TURN");
         assert!(
             matches!(&sent, Err(AnswerError::Symlink(_))),
             "{swap}: {sent:?}"
         );
-        assert!(mb.clear().is_err(), "{swap}: cleared a folder not its own");
+        assert!(
+            mb.clear(&WriteAccess::unshared(mb.board())).is_err(),
+            "{swap}: cleared a folder not its own"
+        );
     }
     assert_eq!(
         fs::read_to_string(elsewhere.join("in.txt")).unwrap(),

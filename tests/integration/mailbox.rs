@@ -9,7 +9,8 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use tournament::mailbox::{
-    mailbox_dir, AnswerError, BoardLock, LockOptions, Mailbox, OwnerRecord, Pending, OUT_FILE,
+    mailbox_dir, AnswerError, BoardLock, LockOptions, Mailbox, OwnerRecord, Pending, WriteAccess,
+    OUT_FILE,
 };
 
 use crate::fixture::{assert_ok, fakebot, record_of, tournament_bin, wait_until, Scratch};
@@ -400,9 +401,14 @@ fn racing_breakers_never_both_win() {
 fn a_slow_byte_by_byte_writer_is_read_only_when_complete() {
     let s = Scratch::new();
     let dir = mailbox_dir(s.path(), "slow", Some(1));
-    let mb = Mailbox::open(&dir, "slow.1").unwrap();
+    let mb = Mailbox::open(&WriteAccess::unshared(s.path()), &dir, "slow.1").unwrap();
     fs::write(dir.join(OUT_FILE), "slow.1\nreferee\n4\nc4\n").unwrap();
-    mb.send(5, "TURN black x none 100").unwrap();
+    mb.send(
+        &WriteAccess::unshared(mb.board()),
+        5,
+        "TURN black x none 100",
+    )
+    .unwrap();
     let full = b"slow.1\r\nreferee\r\n5\r\nd3\r\n".to_vec();
     let writer = {
         let dir = dir.clone();
@@ -441,7 +447,8 @@ fn a_slow_byte_by_byte_writer_is_read_only_when_complete() {
         "the reader looked while the writer wrote ({looks} looks)"
     );
     // An old seq is never the new answer.
-    mb.send(6, "TURN black x d3 100").unwrap();
+    mb.send(&WriteAccess::unshared(mb.board()), 6, "TURN black x d3 100")
+        .unwrap();
     assert_eq!(mb.poll_answer(6).unwrap(), Err(Pending::Stale(5)));
     let r = mb.wait_answer(6, Instant::now() + Duration::from_millis(50), &mut || None);
     assert_eq!(
@@ -468,17 +475,21 @@ fn symlinks_are_refused_and_their_targets_untouched() {
 
     // out.txt as a symlink.
     let dir = mailbox_dir(s.path(), "a", Some(1));
-    let mb = Mailbox::open(&dir, "a.1").unwrap();
-    mb.send(1, "NEW g a b 8 100").unwrap();
+    let mb = Mailbox::open(&WriteAccess::unshared(s.path()), &dir, "a.1").unwrap();
+    mb.send(&WriteAccess::unshared(mb.board()), 1, "NEW g a b 8 100")
+        .unwrap();
     std::os::unix::fs::symlink(&target, dir.join(OUT_FILE)).unwrap();
     let r = mb.wait_answer(1, Instant::now() + Duration::from_millis(200), &mut || None);
     assert!(matches!(r, Err(AnswerError::Symlink(_))), "{r:?}");
 
     // in.txt as a symlink: the referee does not write through it.
     let dir_b = mailbox_dir(s.path(), "b", Some(1));
-    let mb_b = Mailbox::open(&dir_b, "b.1").unwrap();
+    let mb_b = Mailbox::open(&WriteAccess::unshared(s.path()), &dir_b, "b.1").unwrap();
     std::os::unix::fs::symlink(&target, dir_b.join("in.txt")).unwrap();
-    assert!(matches!(mb_b.send(1, "NEW"), Err(AnswerError::Symlink(_))));
+    assert!(matches!(
+        mb_b.send(&WriteAccess::unshared(mb_b.board()), 1, "NEW"),
+        Err(AnswerError::Symlink(_))
+    ));
 
     // The mailbox folder itself as a symlink, before and after opening.
     let elsewhere = s.join("elsewhere");
@@ -486,12 +497,15 @@ fn symlinks_are_refused_and_their_targets_untouched() {
     fs::write(elsewhere.join("in.txt"), "keep me\n").unwrap();
     let dir_c = mailbox_dir(s.path(), "c", Some(1));
     std::os::unix::fs::symlink(&elsewhere, &dir_c).unwrap();
-    assert!(Mailbox::open(&dir_c, "c.1").is_err());
+    assert!(Mailbox::open(&WriteAccess::unshared(s.path()), &dir_c, "c.1").is_err());
     let dir_d = mailbox_dir(s.path(), "d", Some(1));
-    let mb_d = Mailbox::open(&dir_d, "d.1").unwrap();
+    let mb_d = Mailbox::open(&WriteAccess::unshared(s.path()), &dir_d, "d.1").unwrap();
     fs::remove_dir(&dir_d).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &dir_d).unwrap();
-    assert!(matches!(mb_d.send(1, "NEW"), Err(AnswerError::Symlink(_))));
+    assert!(matches!(
+        mb_d.send(&WriteAccess::unshared(mb_d.board()), 1, "NEW"),
+        Err(AnswerError::Symlink(_))
+    ));
     assert!(matches!(mb_d.poll_answer(1), Err(AnswerError::Symlink(_))));
 
     assert_eq!(
@@ -514,8 +528,9 @@ fn symlinks_are_refused_and_their_targets_untouched() {
 fn a_10_mb_out_txt_is_refused_without_reading_it() {
     let s = Scratch::new();
     let dir = mailbox_dir(s.path(), "big", Some(1));
-    let mb = Mailbox::open(&dir, "big.1").unwrap();
-    mb.send(1, "NEW").unwrap();
+    let mb = Mailbox::open(&WriteAccess::unshared(s.path()), &dir, "big.1").unwrap();
+    mb.send(&WriteAccess::unshared(mb.board()), 1, "NEW")
+        .unwrap();
     let f = fs::File::create(dir.join(OUT_FILE)).unwrap();
     f.set_len(10 * 1024 * 1024).unwrap();
     match mb.poll_answer(1) {
@@ -577,7 +592,7 @@ fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
     let s = Scratch::new();
     let script = s.write("bot.rb", RUBY_BOT);
     let dir = mailbox_dir(s.path(), "rb", Some(1));
-    let mb = Mailbox::open(&dir, "rb.1").unwrap();
+    let mb = Mailbox::open(&WriteAccess::unshared(s.path()), &dir, "rb.1").unwrap();
     let mut child = Command::new("ruby")
         .arg(&script)
         .arg(&dir)
@@ -585,7 +600,8 @@ fn a_ruby_bot_written_from_protocol_md_answers_new_and_three_turns() {
         .spawn()
         .unwrap();
     let ask = |seq: u64, text: &str| {
-        mb.send(seq, text).unwrap();
+        mb.send(&WriteAccess::unshared(mb.board()), seq, text)
+            .unwrap();
         mb.wait_answer(seq, Instant::now() + Duration::from_secs(10), &mut || None)
     };
     let decode = |answer: &Result<String, AnswerError>| {
