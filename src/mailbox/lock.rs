@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use fs2::FileExt;
 
-use super::files::{Dir, ReadOutcome};
+use mailbox_protocol::files::{Dir, ReadOutcome};
 
 /// The lock folder inside the board.
 pub const LOCK_DIR: &str = "REFEREE";

@@ -8,9 +8,6 @@
 //! nothing found on the board (see `files`). Knows nothing about Othello:
 //! message texts are opaque strings here.
 
-mod client;
-mod doorbell;
-mod files;
 mod lock;
 mod status;
 
@@ -21,24 +18,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use client::BotMailbox;
-pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN};
-pub use files::{
-    is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile, ReadOutcome,
-};
 pub use lock::{holder_alive, hostname, read_owner};
 pub use lock::{
     BoardLock, LockError, LockLost, LockOptions, OwnerRecord, WriteAccess, DEFAULT_STALE, LOCK_DIR,
 };
+pub use mailbox_protocol::bot::BotMailbox;
+pub use mailbox_protocol::doorbell::{
+    poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN,
+};
+pub use mailbox_protocol::files::{
+    is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile, ReadOutcome,
+};
 pub use mailbox_protocol::message::{
     Decoded, FrameError, Message, IN_RECORD, MAX_MESSAGE_BYTES, OUT_RECORD, PAD, REFEREE,
 };
+use mailbox_protocol::{doorbell, files};
 pub use status::{board_status, BoardStatus, MailboxStatus, OwnerLiveness};
 
-/// The file only the referee writes.
-pub const IN_FILE: &str = "in.txt";
-/// The file only the bot writes.
-pub const OUT_FILE: &str = "out.txt";
+pub use mailbox_protocol::{IN_FILE, OUT_FILE};
 /// The folder of mailboxes inside a board.
 pub const PLAYERS_DIR: &str = "players";
 /// The referee's marker in a mailbox on a network drive (see `check_dir`).

@@ -6,10 +6,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::files::{read_limited, ReadOutcome};
 use super::lock::{hostname, read_owner, OwnerRecord, FLOCK_FILE};
 use super::{IN_FILE, OUT_FILE, PLAYERS_DIR};
 use crate::pid::pid_alive;
+use mailbox_protocol::files::{read_limited, ReadOutcome};
 use mailbox_protocol::message::{Decoded, Message, MAX_MESSAGE_BYTES};
 
 /// Whether the board's owner looks alive.

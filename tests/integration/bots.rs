@@ -385,3 +385,61 @@ fn a_bot_started_by_hand_plays_a_whole_gauntlet() {
         );
     }
 }
+
+/// The example bot of the `mailbox-protocol` crate, built by cargo for
+/// this test (in the profile of the test, beside the tournament binary).
+fn rust_example_bot() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build.current_dir(project_root()).args([
+        "build",
+        "-q",
+        "-p",
+        "mailbox-protocol",
+        "--example",
+        "first_legal",
+    ]);
+    if !cfg!(debug_assertions) {
+        build.arg("--release");
+    }
+    let status = build.status().unwrap();
+    assert!(status.success(), "cargo build of the example bot failed");
+    let bin = tournament_bin()
+        .with_file_name("examples")
+        .join("first_legal");
+    assert!(bin.is_file(), "{} not built", bin.display());
+    bin
+}
+
+/// A bot written in Rust on the `mailbox-protocol` crate alone (its
+/// example, `first_legal`) passes check-bot and plays refereed games
+/// without a forfeit.
+#[test]
+fn a_rust_bot_on_the_protocol_crate_passes_check_bot_and_plays() {
+    let bot = rust_example_bot().display().to_string();
+    let out = check_bot(&[], std::slice::from_ref(&bot));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("checks, 0 failed"), "{stdout}");
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &format!(
+            "[tournament]\nname = \"rust\"\nformat = \"round-robin\"\ngames-per-pairing = 4\n\
+             concurrency = 2\nsize = 8\n\n[time]\nmove-ms = 2000\n\n\
+             [[player]]\nname = \"rust-first\"\ncommand = [\"{bot}\"]\n\n\
+             [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n"
+        ),
+    );
+    s.run_ok(&["run"], 120);
+    let games = records(&s.join("results"));
+    assert_eq!(games.len(), 4);
+    for g in &games {
+        assert_eq!(g.reason, EndReason::Normal, "{g:?}");
+    }
+}

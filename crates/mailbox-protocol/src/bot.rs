@@ -1,5 +1,6 @@
 //! The bot's side of a mailbox: wait for a new message in `in.txt`, answer
-//! in `out.txt`. Used by the built-in bots and by check-bot's test doubles.
+//! in `out.txt`. Used by the built-in bots, check-bot's test doubles and
+//! any bot written in Rust (`examples/first_legal.rs`).
 //!
 //! Owns only the bot side of the wire; it never writes `in.txt`.
 
@@ -7,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::doorbell::{self, Backoff, Doorbell};
-use super::files::{Dir, MessageFile, ReadOutcome};
-use super::{IN_FILE, OUT_FILE};
-use mailbox_protocol::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
+use crate::doorbell::{self, Backoff, Doorbell};
+use crate::files::{Dir, MessageFile, ReadOutcome};
+use crate::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
+use crate::{IN_FILE, OUT_FILE};
 
 /// A bot's mailbox: the folder (where its spare file goes too) is held open, like the referee's ([`Dir`]), so `in.txt` is
 /// read and `out.txt` replaced only through them: no link is followed, a
