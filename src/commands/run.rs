@@ -240,9 +240,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Some((status.progress_note(), status.decision))
     };
     let decided = AtomicBool::new(false);
+    // The SPRT's verdict as the bound was crossed, with the number of games
+    // then: games still running at that moment finish and are recorded,
+    // but a sequential test is decided where it crosses (a late game can
+    // pull the LLR back inside the bounds).
+    let mut verdict: Option<(String, Decision, usize)> = None;
     if let Some((line, decision)) = sprt_line(&records) {
-        progress.set_note(line);
-        decided.store(decision != Decision::Continue, Ordering::SeqCst);
+        progress.set_note(line.clone());
+        if decision != Decision::Continue {
+            decided.store(true, Ordering::SeqCst);
+            verdict = Some((line, decision, records.len()));
+        }
     }
     let setup = PoolSetup {
         lock: &lock,
@@ -301,9 +309,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
             if let Some((note, decision)) = sprt_line(&records) {
                 line.push_str(&format!(" · {note}"));
-                progress.set_note(note);
-                if decision != Decision::Continue {
-                    decided.store(true, Ordering::SeqCst);
+                if verdict.is_none() {
+                    progress.set_note(note.clone());
+                    if decision != Decision::Continue {
+                        decided.store(true, Ordering::SeqCst);
+                        verdict = Some((note, decision, records.len()));
+                    }
                 }
             }
             tracing::info!("{line}");
@@ -337,15 +348,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         store.path().display(),
         config.results.join("logs").display()
     );
-    if let Some((line, decision)) = sprt_line(&records) {
-        if decision != Decision::Continue {
-            println!(
-                "SPRT: {} accepted after {} games · {line}",
-                decision.name(),
-                records.len()
-            );
-            return Ok(exit::OK);
-        }
+    if let Some((line, decision, games)) = verdict {
+        println!(
+            "SPRT: {} accepted after {games} games · {line}",
+            decision.name()
+        );
+        return Ok(exit::OK);
     }
     if left > 0 {
         eprintln!("stopped with {left} games left; run the same command again to resume");
