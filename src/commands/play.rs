@@ -71,11 +71,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
             stale_holders: Vec::new(),
         },
     )
-    .map_err(|e| match e {
-        e @ crate::mailbox::LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
-        crate::mailbox::LockError::BadBoard(why) => HarnessError::Config(why),
-        e => HarnessError::BoardUnwritable(e.to_string()),
-    })?;
+    .map_err(HarnessError::from)?;
     crate::mailbox::sweep_temp_files(lock.access());
     crate::logging::set_game_log_dir(Some(results.join("logs")));
 
@@ -98,8 +94,8 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     };
     let kb = first(&black.name);
     let kw = if same { kb + 1 } else { first(&white.name) };
-    let mut b = Instance::on(black, lock.access(), kb)?;
-    let mut w = Instance::on(white, lock.access(), kw)?;
+    let mut b = Instance::on(black, lock.access(), kb).map_err(HarnessError::from)?;
+    let mut w = Instance::on(white, lock.access(), kw).map_err(HarnessError::from)?;
     let spec = GameSpec {
         id,
         round: 1,

@@ -326,6 +326,12 @@ mod tests {
         assert!(e.message.contains("exactly one of"), "{e}");
         let e = err(&BASE.replace("builtin = \"random\"", "command = \"ruby x.rb\""));
         assert!(e.message.contains("as a list"), "{e}");
+        let e = err(&BASE.replace("builtin = \"random\"", "command = 5"));
+        assert!(e.message.contains("as a list"), "{e}");
+        let e = err(&BASE.replace("builtin = \"random\"", "command = [\"ruby\", 5]"));
+        assert!(!e.message.contains("as a list"), "{e}");
+        let e = err(&BASE.replace("builtin = \"random\"", "command = [\n  \"ruby\",\n  5,\n]"));
+        assert!(!e.message.contains("as a list"), "{e}");
     }
 
     #[test]

@@ -158,7 +158,10 @@ pub(super) fn deserialize(src: &Source<'_>) -> Result<RawConfig, ConfigError> {
             }
         }
         let key = key_at(text, span.start);
-        if key.ends_with("command") && message.contains("expected a sequence") {
+        // A command written as anything but a list (`command = "ruby
+        // bot.rb"`) is told how to write it: judged from the value as
+        // written, not from the parser's words.
+        if key.ends_with(".command") && span.end > 0 && !written_as_array(text, span.start) {
             message.push_str(" (write the program and its arguments as a list, e.g. [\"ruby\", \"bots/ruby/greedy.rb\"])");
         }
         if span.end == 0 {
@@ -167,6 +170,21 @@ pub(super) fn deserialize(src: &Source<'_>) -> Result<RawConfig, ConfigError> {
             src.error_at(span, Some(&key), message)
         }
     })
+}
+
+/// Whether the last `command = …` line at or before byte `offset` writes
+/// its value as an array (`[`).
+fn written_as_array(text: &str, offset: usize) -> bool {
+    let before = &text[..offset.min(text.len())];
+    let end = text[before.len()..]
+        .find('\n')
+        .map_or(text.len(), |i| before.len() + i);
+    text[..end]
+        .lines()
+        .rev()
+        .filter_map(|l| l.split_once('='))
+        .find(|(k, _)| k.trim().trim_matches('"') == "command")
+        .is_some_and(|(_, value)| value.trim_start().starts_with('['))
 }
 
 /// The outermost array, inline table or string still open at byte `end`

@@ -89,8 +89,7 @@ impl Instances {
                         p.display()
                     )
                 }
-                Err(MailboxError::LockLost(lost)) => return Err(HarnessError::LockLost(lost)),
-                other => return other.map_err(|e| HarnessError::BoardUnwritable(e.to_string())),
+                other => return other.map_err(HarnessError::from),
             }
         }
         Err(HarnessError::BoardUnwritable(format!(
