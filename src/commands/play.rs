@@ -17,7 +17,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
     let cfg = config.as_ref();
     let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
-    crate::schedule::check_opening(size, &args.start)
+    crate::config::check_opening(size, &args.start)
         .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
     let mut players = [
         resolve(&args.black, cfg, args.seed)?,

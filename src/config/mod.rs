@@ -27,6 +27,7 @@ use crate::referee::{Rules, TimeControl};
 
 pub use error::ConfigError;
 use error::Source;
+pub use openings::{check_opening, check_openings};
 
 /// The pairing format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

@@ -2,10 +2,13 @@
 //! transcripts (each line checked against the board size, errors at the
 //! file's own line).
 //!
-//! Owns those checks and their words; reads the openings file only through
-//! the reader (`read`).
+//! Owns those checks and their words, and what makes a transcript an
+//! opening ([`check_opening`], also for `play --start`); reads the
+//! openings file only through the reader (`read`).
 
 use std::path::Path;
+
+use crate::game::{replay_transcript, Position};
 
 use super::error::Source;
 use super::raw::RawOpenings;
@@ -41,7 +44,7 @@ pub(super) fn openings(
                 if l.is_empty() || l.starts_with('#') {
                     continue;
                 }
-                crate::schedule::check_opening(size, l).map_err(|message| ConfigError {
+                check_opening(size, l).map_err(|message| ConfigError {
                     file: file.clone(),
                     line: n + 1,
                     column: 1,
@@ -80,4 +83,27 @@ pub(super) fn openings(
             seed: raw.seed,
         },
     })
+}
+
+/// Checks an opening: it replays legally on `size` and leaves a game to
+/// play (a transcript of a finished game would be recorded as a game
+/// without a single move of the bots).
+pub fn check_opening(size: u8, transcript: &str) -> Result<(), String> {
+    let (moves, pos) =
+        replay_transcript(Position::start(size), transcript).map_err(|e| e.to_string())?;
+    if pos.is_over() {
+        return Err(format!(
+            "after its {} moves the game is over: an opening must leave a move to play",
+            moves.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every opening (see [`check_opening`]).
+pub fn check_openings(size: u8, openings: &[String]) -> Result<(), String> {
+    for o in openings {
+        check_opening(size, o).map_err(|e| format!("opening `{o}`: {e}"))?;
+    }
+    Ok(())
 }
