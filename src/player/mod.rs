@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 pub use output::{BotOutput, MAX_LINES_PER_GAME, TAIL_LINES};
 pub use process::{become_subreaper, ExitInfo, ProcessTree};
 pub use spec::{
-    absolute_anywhere, install_hint, mailbox_as_seen, not_executable_hint, Launch, PlayerSpec,
-    Restart, BUILTINS,
+    absolute_anywhere, install_hint, mailbox_as_seen, Launch, PlayerSpec, Restart, BUILTINS,
 };
 
 use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
@@ -277,7 +276,7 @@ impl Instance {
         let (tree, mut child) = spawned.map_err(|e| {
             let hint = match e.kind() {
                 std::io::ErrorKind::PermissionDenied => {
-                    format!(": {}", not_executable_hint(&argv[0]))
+                    format!(": {}", sandbox::not_executable_hint(&argv[0]))
                 }
                 _ => String::new(),
             };
