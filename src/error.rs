@@ -5,6 +5,9 @@
 
 use std::path::PathBuf;
 
+use crate::mailbox::{LockError, LockLost, MailboxError};
+use crate::player::StartError;
+
 /// Exit statuses, one per kind of failure a user can meet.
 pub mod exit {
     /// Everything ran; games may have been won, lost or forfeited.
@@ -64,6 +67,11 @@ pub enum HarnessError {
     },
     #[error("cannot write to the board: {0}")]
     BoardUnwritable(String),
+    /// The board's lock was not taken: held by another referee (exit 4),
+    /// a board path that is no board's (3), or the drive failed (10). The
+    /// lock's error is kept whole.
+    #[error("{}", board_lock_words(.0))]
+    BoardLock(crate::mailbox::LockError),
     #[error("interrupted: {0}")]
     Interrupted(String),
 }
@@ -87,7 +95,53 @@ impl HarnessError {
             HarnessError::LockLost(_) => exit::LOCK_LOST,
             HarnessError::ResultsUnwritable { .. } => exit::RESULTS_UNWRITABLE,
             HarnessError::BoardUnwritable(_) => exit::BOARD_UNWRITABLE,
+            HarnessError::BoardLock(e) => match e {
+                LockError::Held { .. } => exit::BOARD_LOCKED,
+                LockError::BadBoard(_) => exit::CONFIG,
+                LockError::Io(..) => exit::BOARD_UNWRITABLE,
+            },
             HarnessError::Interrupted(_) => exit::INTERRUPTED,
+        }
+    }
+}
+
+/// What the user reads for a board lock not taken (the words of the kind
+/// of failure it is: a drive's failure reads as any board write's).
+fn board_lock_words(e: &LockError) -> String {
+    match e {
+        LockError::Io(..) => format!("cannot write to the board: {e}"),
+        e => e.to_string(),
+    }
+}
+
+impl From<crate::mailbox::LockError> for HarnessError {
+    fn from(e: crate::mailbox::LockError) -> HarnessError {
+        HarnessError::BoardLock(e)
+    }
+}
+
+/// A mailbox folder that could not be made: the board's failure (its lock
+/// lost: exit 8; anything else: 10).
+impl From<MailboxError> for HarnessError {
+    fn from(e: MailboxError) -> HarnessError {
+        match e {
+            MailboxError::LockLost(lost) => HarnessError::LockLost(lost),
+            e => HarnessError::BoardUnwritable(e.to_string()),
+        }
+    }
+}
+
+/// A player that could not be started: the player's failure (exit 6), or,
+/// when its mailbox could not be readied, the board's (8 if the lock was
+/// lost, else 10).
+impl From<StartError> for HarnessError {
+    fn from(e: StartError) -> HarnessError {
+        match e {
+            StartError::Player(why) => HarnessError::PlayerUnavailable(why),
+            StartError::Mailbox { error, .. } if LockLost::in_io(&error).is_some() => {
+                HarnessError::LockLost(LockLost::in_io(&error).expect("just seen").clone())
+            }
+            e @ StartError::Mailbox { .. } => HarnessError::BoardUnwritable(e.to_string()),
         }
     }
 }
@@ -121,5 +175,54 @@ mod config_error_tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(err.to_string(), cause.to_string());
+    }
+
+    #[test]
+    fn exit_statuses_come_from_the_kinds_of_lower_errors() {
+        use std::path::Path;
+        let lost = LockLost("no heartbeat for 31.0 s".into());
+        let exit_of = |e: HarnessError| exit_code_of(&anyhow::Error::from(e));
+        let held = LockError::Held {
+            board: "/b".into(),
+            owner: None,
+            heartbeat_age: std::time::Duration::ZERO,
+            stale: std::time::Duration::from_secs(30),
+        };
+        assert_eq!(exit_of(held.into()), exit::BOARD_LOCKED);
+        assert_eq!(
+            exit_of(LockError::BadBoard("the board / is the root".into()).into()),
+            exit::CONFIG
+        );
+        let io = LockError::Io(Path::new("/b").into(), std::io::Error::other("EIO"));
+        let words = HarnessError::from(io).to_string();
+        assert!(words.starts_with("cannot write to the board: "), "{words}");
+        assert_eq!(
+            exit_of(LockError::Io("/b".into(), std::io::Error::other("EIO")).into()),
+            exit::BOARD_UNWRITABLE
+        );
+        assert_eq!(
+            exit_of(MailboxError::LockLost(lost.clone()).into()),
+            exit::LOCK_LOST
+        );
+        assert_eq!(
+            exit_of(MailboxError::Symlink("/b/players/x.1".into()).into()),
+            exit::BOARD_UNWRITABLE
+        );
+        let start = |error| StartError::Mailbox {
+            id: "x.1".into(),
+            error,
+        };
+        match HarnessError::from(start(std::io::Error::other(lost.clone()))) {
+            HarnessError::LockLost(kept) => assert_eq!(kept, lost),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            exit_of(start(std::io::Error::other("EIO")).into()),
+            exit::BOARD_UNWRITABLE
+        );
+        assert_eq!(
+            exit_of(StartError::Player("no ruby".into()).into()),
+            exit::PLAYER_UNAVAILABLE
+        );
     }
 }

@@ -1,10 +1,12 @@
-//! Whether a process id is alive on this machine, and whether it is still
-//! the process seen earlier (pids are reused).
+//! Whether a process id is alive on this machine, whether it is still
+//! the process seen earlier (pids are reused), and how a process ended
+//! ([`ExitInfo`]).
 //!
-//! Owns: those two questions, asked of the kernel and `/proc`. The bottom
-//! of the harness: uses no other module, so the board lock (`mailbox`) and
-//! the bot processes (`player`) can both ask without depending on each
-//! other. Must not start, signal (beyond signal 0) or wait for processes.
+//! Owns: those questions, asked of the kernel and `/proc`, and the words
+//! for a process's end. The bottom of the harness: uses no other module,
+//! so the board lock (`mailbox`), the bot processes (`player`) and the
+//! sandbox can all ask without depending on each other. Must not start,
+//! signal (beyond signal 0) or wait for processes.
 
 use std::io;
 use std::time::Duration;
@@ -70,5 +72,34 @@ fn started_at(pid: u32) -> Option<std::time::SystemTime> {
     {
         let _ = pid;
         None
+    }
+}
+
+/// How a process ended, in words a user understands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExitInfo {
+    Code(i32),
+    Signal(i32),
+}
+
+impl std::fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitInfo::Code(c) => write!(f, "exit status {c}"),
+            ExitInfo::Signal(s) => write!(f, "killed by signal {s}{}", signal_name(*s)),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => " (HUP)",
+        2 => " (INT)",
+        6 => " (ABRT)",
+        9 => " (KILL)",
+        11 => " (SEGV)",
+        13 => " (PIPE)",
+        15 => " (TERM)",
+        _ => "",
     }
 }

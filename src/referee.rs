@@ -18,7 +18,6 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::error::HarnessError;
 use crate::event::{Event, EventSink};
 use crate::game::{board_string, move_name, parse_move, transcript, Color, Move};
-use crate::mailbox::BoardLock;
 use crate::player::{Instance, GRACE};
 use crate::protocol::Reply;
 use crate::record::{DiscCount, Forfeit, GameRecord};
@@ -85,28 +84,15 @@ fn now_rfc3339() -> String {
 /// Plays one game between two player instances reached through their
 /// mailboxes. Every write to the board goes through the instances' access
 /// ([`Instance::on`]), checked before each write; losing the board ends
-/// the game with `Err(LockLost)`. `lock`: the lock a tournament holds on
-/// the board, which both instances must have been made under (checked);
-/// `None` for instances on a board of the caller's own
-/// ([`Instance::new`]: check-bot, tests).
+/// the game with `Err(LockLost)`. The instances carry their proof: made
+/// under a tournament's lock ([`Instance::on`]) or on a board of the
+/// caller's own ([`Instance::new`]: check-bot, the bench, tests).
 pub fn play_game(
     spec: &GameSpec,
     black: &mut Instance,
     white: &mut Instance,
-    lock: Option<&BoardLock>,
     sink: &dyn EventSink,
 ) -> Result<GameRecord, HarnessError> {
-    if let Some(lock) = lock {
-        for inst in [&*black, &*white] {
-            if !lock.grants(inst.access()) {
-                return Err(HarnessError::BoardUnwritable(format!(
-                    "{} was not made under the lock on {}",
-                    inst.id(),
-                    lock.board().display()
-                )));
-            }
-        }
-    }
     let mut black = MailboxSeat::new(black);
     let mut white = MailboxSeat::new(white);
     play_seats(spec, [&mut black, &mut white], sink)

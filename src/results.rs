@@ -574,7 +574,8 @@ pub fn lock(
             heartbeat_age.as_secs_f64(),
             stale.as_secs_f64()
         )),
-        e => HarnessError::results_unwritable(dir, io::Error::other(e.to_string())),
+        // The lock's error kept whole inside (its words are the message).
+        e => HarnessError::results_unwritable(dir, io::Error::other(e)),
     })
 }
 

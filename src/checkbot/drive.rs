@@ -143,7 +143,7 @@ impl Run<'_> {
         tracing::debug!("restarting the bot after a message without a usable answer");
         self.inst
             .prepare(self.span.clone())
-            .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))?;
+            .map_err(HarnessError::from)?;
         if let Some(new) = self.game_new.clone() {
             let seq = self.send(&new)?;
             let new = new.encode();

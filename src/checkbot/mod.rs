@@ -49,8 +49,7 @@ pub fn check_bot(
     on_step: &mut dyn FnMut(&Step),
 ) -> Result<Report, HarnessError> {
     let span = tracing::info_span!("game", id = "check-bot", bot = %inst.id());
-    inst.prepare(span.clone())
-        .map_err(|e| HarnessError::PlayerUnavailable(e.to_string()))?;
+    inst.prepare(span.clone()).map_err(HarnessError::from)?;
     let mut run = Run {
         inst,
         opts: *opts,

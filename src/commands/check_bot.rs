@@ -88,8 +88,7 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
     let board = TempBoard::create()?;
     let sandbox =
         crate::sandbox::Statement::of(std::slice::from_ref(&spec), crate::sandbox::protections());
-    let mut inst = Instance::new(Arc::new(spec), &board.0, 1)
-        .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))?;
+    let mut inst = Instance::new(Arc::new(spec), &board.0, 1).map_err(HarnessError::from)?;
     if args.protocol.is_engine() {
         return check_engine(args, inst, &board.0, &sandbox.line());
     }
@@ -160,7 +159,7 @@ fn check_engine(
         args.move_ms, args.startup_ms
     );
     let mut weighted = Instance::new(Arc::new(PlayerSpec::builtin("weighted", 1)), board, 1)
-        .map_err(|e| HarnessError::BoardUnwritable(e.to_string()))?;
+        .map_err(HarnessError::from)?;
     let mut failed = 0;
     for (g, engine_black) in [true, false].into_iter().enumerate() {
         let spec = GameSpec {
@@ -180,7 +179,7 @@ fn check_engine(
         } else {
             (&mut weighted, &mut engine)
         };
-        let r = play_game(&spec, b, w, None, &crate::event::Silent)?;
+        let r = play_game(&spec, b, w, &crate::event::Silent)?;
         let color = if engine_black { "black" } else { "white" };
         if r.reason == EndReason::Normal {
             println!(

@@ -17,7 +17,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
     let cfg = config.as_ref();
     let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
-    crate::schedule::check_opening(size, &args.start)
+    crate::config::check_opening(size, &args.start)
         .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
     let mut players = [
         resolve(&args.black, cfg, args.seed)?,
@@ -71,11 +71,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
             stale_holders: Vec::new(),
         },
     )
-    .map_err(|e| match e {
-        e @ crate::mailbox::LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
-        crate::mailbox::LockError::BadBoard(why) => HarnessError::Config(why),
-        e => HarnessError::BoardUnwritable(e.to_string()),
-    })?;
+    .map_err(HarnessError::from)?;
     crate::mailbox::sweep_temp_files(lock.access());
     crate::logging::set_game_log_dir(Some(results.join("logs")));
 
@@ -98,8 +94,8 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     };
     let kb = first(&black.name);
     let kw = if same { kb + 1 } else { first(&white.name) };
-    let mut b = Instance::on(black, lock.access(), kb)?;
-    let mut w = Instance::on(white, lock.access(), kw)?;
+    let mut b = Instance::on(black, lock.access(), kb).map_err(HarnessError::from)?;
+    let mut w = Instance::on(white, lock.access(), kw).map_err(HarnessError::from)?;
     let spec = GameSpec {
         id,
         round: 1,
@@ -112,7 +108,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     if !args.json {
         sinks.push(Box::new(ConsoleReporter::new(std::io::stdout())));
     }
-    let record = play_game(&spec, &mut b, &mut w, Some(&lock), &Fanout(sinks))?;
+    let record = play_game(&spec, &mut b, &mut w, &Fanout(sinks))?;
     drop((b, w));
     crate::mailbox::sweep_temp_files(lock.access());
     if let Err(e) = crate::report::ggf::write_game_file(&results, &record) {

@@ -10,7 +10,7 @@ use crate::cli::RunArgs;
 use crate::config::{self, Config, Format};
 use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
-use crate::mailbox::{BoardLock, LockError, LockOptions};
+use crate::mailbox::{BoardLock, LockOptions};
 use crate::player::{become_subreaper, PlayerSpec};
 use crate::rating::pairstats::pentanomial;
 use crate::rating::sprt::Decision;
@@ -133,11 +133,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             stale_holders: Vec::new(),
         },
     )
-    .map_err(|e| match e {
-        e @ LockError::Held { .. } => HarnessError::BoardLocked(e.to_string()),
-        LockError::BadBoard(why) => HarnessError::Config(why),
-        e => HarnessError::BoardUnwritable(e.to_string()),
-    })?;
+    .map_err(HarnessError::from)?;
     crate::results::create_folder(&config.results)?;
     let _results_lock = crate::results::lock(
         &config.results,

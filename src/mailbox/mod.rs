@@ -310,6 +310,8 @@ impl fmt::Display for AnswerError {
     }
 }
 
+impl std::error::Error for AnswerError {}
+
 /// The harness could not use a mailbox folder at all.
 #[derive(Debug, thiserror::Error)]
 pub enum MailboxError {
@@ -499,10 +501,9 @@ impl Mailbox {
     pub fn clear(&self, access: &WriteAccess) -> io::Result<()> {
         self.check_access(access).map_err(|e| match e {
             AnswerError::LockLost(lost) => io::Error::other(lost),
-            e => io::Error::other(e.to_string()),
+            e => io::Error::other(e),
         })?;
-        self.check_dir()
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        self.check_dir().map_err(io::Error::other)?;
         match self.folder.remove_file(IN_FILE) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}

@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 pub use output::{BotOutput, MAX_LINES_PER_GAME, TAIL_LINES};
 pub use process::{become_subreaper, ExitInfo, ProcessTree};
 pub use spec::{
-    absolute_anywhere, install_hint, mailbox_as_seen, not_executable_hint, Launch, PlayerSpec,
-    Restart, BUILTINS,
+    absolute_anywhere, install_hint, mailbox_as_seen, Launch, PlayerSpec, Restart, BUILTINS,
 };
 
 use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
@@ -34,14 +33,26 @@ use crate::sandbox::{self, Policy, Scratch, Warden};
 /// How long a bot gets between TERM and KILL.
 pub const GRACE: Duration = Duration::from_millis(500);
 
-/// Why an instance could not be started.
-#[derive(Debug, Clone)]
-pub struct StartError(pub String);
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why an instance could not be started, by whose failure it is: the
+/// player's (its program cannot be run as configured) or the board's (its
+/// mailbox could not be readied). The exit status follows the kind
+/// (`From<StartError> for HarnessError`).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The player's program cannot be run as configured: not found, no
+    /// interpreter, its sandbox or scratch folder not made, the spawn or
+    /// its engine's pipes failed. The words say what to do.
+    #[error("{0}")]
+    Player(String),
+    /// Its mailbox could not be emptied for the new process: the board is
+    /// unwritable, or no longer this referee's (a [`LockLost`] travels
+    /// inside `error`: [`LockLost::in_io`]). (The field is not called
+    /// `source`: the message already quotes it.)
+    ///
+    /// [`LockLost`]: crate::mailbox::LockLost
+    /// [`LockLost::in_io`]: crate::mailbox::LockLost::in_io
+    #[error("cannot clear mailbox of {id}: {error}")]
+    Mailbox { id: String, error: std::io::Error },
 }
 
 /// One running copy of a player, with its own mailbox.
@@ -220,10 +231,13 @@ impl Instance {
     }
 
     fn start(&mut self) -> Result<(), StartError> {
-        let argv = self.spec.resolve().map_err(StartError)?;
+        let argv = self.spec.resolve().map_err(StartError::Player)?;
         self.mailbox
             .clear(&self.access)
-            .map_err(|e| StartError(format!("cannot clear mailbox of {}: {e}", self.id)))?;
+            .map_err(|error| StartError::Mailbox {
+                id: self.id.clone(),
+                error,
+            })?;
         self.seq = 0;
         // The bot may see the board under another path (another mount of
         // the same share): it is started there and told that path.
@@ -237,7 +251,7 @@ impl Instance {
             let (policy, scratch) = self.policy(&seen)?;
             let wrapped = sandbox::wrap(&program, &args, &policy, self.spec.sandbox.ponder)
                 .map_err(|e| {
-                    StartError(format!(
+                    StartError::Player(format!(
                         "player `{}`: cannot make its sandbox: {e}",
                         self.spec.name
                     ))
@@ -267,11 +281,11 @@ impl Instance {
         let (tree, mut child) = spawned.map_err(|e| {
             let hint = match e.kind() {
                 std::io::ErrorKind::PermissionDenied => {
-                    format!(": {}", not_executable_hint(&argv[0]))
+                    format!(": {}", sandbox::not_executable_hint(&argv[0]))
                 }
                 _ => String::new(),
             };
-            StartError(format!(
+            StartError::Player(format!(
                 "player `{}`: cannot start `{}`: {e}{hint}",
                 self.spec.name,
                 argv.join(" ")
@@ -303,13 +317,13 @@ impl Instance {
         exit: crossbeam_channel::Receiver<()>,
     ) -> Result<EngineDriver, StartError> {
         let failed = |e: std::io::Error| {
-            StartError(format!(
+            StartError::Player(format!(
                 "player `{}`: cannot talk to its engine: {e}",
                 self.spec.name
             ))
         };
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(StartError(format!(
+            return Err(StartError::Player(format!(
                 "player `{}`: its engine has no pipes",
                 self.spec.name
             )));
@@ -330,9 +344,10 @@ impl Instance {
     fn policy(&self, seen: &Path) -> Result<(Policy, Scratch), StartError> {
         let settings = &self.spec.sandbox;
         let protections = sandbox::protections();
-        let user = sandbox::bot_user(&self.spec.name, settings, protections).map_err(StartError)?;
+        let user = sandbox::bot_user(&self.spec.name, settings, protections)
+            .map_err(StartError::Player)?;
         let scratch = Scratch::create(&self.id, user).map_err(|e| {
-            StartError(format!("cannot make a scratch folder for {}: {e}", self.id))
+            StartError::Player(format!("cannot make a scratch folder for {}: {e}", self.id))
         })?;
         if let Some(u) = user {
             sandbox::give_to(self.mailbox.dir(), u);

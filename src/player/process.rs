@@ -13,6 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+pub use crate::pid::ExitInfo;
+
 /// Process groups started and not yet known to be gone: what an interrupt
 /// must kill.
 static LIVE_GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
@@ -31,35 +33,6 @@ pub fn kill_all() {
         unsafe {
             libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
         }
-    }
-}
-
-/// How a process ended, in words a user understands.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExitInfo {
-    Code(i32),
-    Signal(i32),
-}
-
-impl std::fmt::Display for ExitInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExitInfo::Code(c) => write!(f, "exit status {c}"),
-            ExitInfo::Signal(s) => write!(f, "killed by signal {s}{}", signal_name(*s)),
-        }
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        1 => " (HUP)",
-        2 => " (INT)",
-        6 => " (ABRT)",
-        9 => " (KILL)",
-        11 => " (SEGV)",
-        13 => " (PIPE)",
-        15 => " (TERM)",
-        _ => "",
     }
 }
 

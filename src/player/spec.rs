@@ -2,9 +2,13 @@
 //! someone starts by hand ("waiting"). Resolves programs and paths, and says
 //! clearly what to install when a program is missing.
 //!
-//! Owns command resolution and availability checks; starts nothing.
+//! Owns command resolution and availability checks, and what the sandbox
+//! promises for a run's players (`sandbox::Statement::of`); starts
+//! nothing.
 
 use std::path::{Path, PathBuf};
+
+use crate::sandbox::{not_executable_hint, Level, Protections, Statement};
 
 /// The built-in bots, spawned as `tournament bot NAME`.
 pub const BUILTINS: [&str; 3] = ["random", "greedy", "weighted"];
@@ -108,24 +112,6 @@ pub fn mailbox_as_seen(board: &Path, id: &str) -> String {
             .display()
             .to_string()
     }
-}
-
-/// What to do about a bot program that may not be executed (no execute
-/// bit, or none for the user the bot runs as): one wording wherever
-/// starting it fails that way (here, and the sandbox's start error).
-pub fn not_executable_hint(program: &str) -> String {
-    let interpreter = match Path::new(program).extension().and_then(|e| e.to_str()) {
-        Some("rb") => "ruby",
-        Some("js") => "node",
-        Some("yab") => "yabasic",
-        Some("bas") => "bwbasic",
-        Some("sh") => "bash",
-        _ => "python3",
-    };
-    format!(
-        "chmod +x {program} (for every user: as root, bots run as `nobody`), or name its \
-         interpreter in command, e.g. [\"{interpreter}\", \"{program}\"]"
-    )
 }
 
 /// Where Debian puts games, searched after PATH.
@@ -334,6 +320,47 @@ impl PlayerSpec {
             Launch::Builtin(name) => format!("built-in {name}"),
             Launch::Waiting { .. } => "started by hand (wait = true)".into(),
         }
+    }
+}
+
+/// What the sandbox promises for a run's players: computed here, where
+/// players are known, so the sandbox needs to know nothing of them.
+impl Statement {
+    /// What a run with these players gets on this machine. Built-in bots
+    /// are part of the referee; bots started by hand are not sandboxed by
+    /// it (SECURITY.md says what protects them).
+    pub fn of(players: &[PlayerSpec], protections: &Protections) -> Statement {
+        let mut why = Vec::new();
+        let (mut sandboxed, mut others) = (0, 0);
+        for p in players {
+            match &p.launch {
+                Launch::Builtin(_) => {}
+                Launch::Waiting { .. } => {
+                    others += 1;
+                    why.push(format!(
+                        "{} is started by hand (not sandboxed by the referee)",
+                        p.name
+                    ));
+                }
+                Launch::Command(_) if !p.sandbox.enabled => {
+                    others += 1;
+                    why.push(format!("{} has sandbox = false", p.name));
+                }
+                Launch::Command(_) => sandboxed += 1,
+            }
+        }
+        let missing = protections.missing();
+        if sandboxed > 0 {
+            why.extend(missing.iter().cloned());
+        }
+        let level = if others > 0 && sandboxed == 0 {
+            Level::None
+        } else if others > 0 || (sandboxed > 0 && !missing.is_empty()) {
+            Level::Partial
+        } else {
+            Level::Full
+        };
+        Statement { level, why }
     }
 }
 

@@ -7,7 +7,8 @@
 //! referee freezes and thaws it with ([`Warden`]). The warden process
 //! itself (`tournament __sandbox`) lives in [`warden`].
 //!
-//! Must not: know about games, moves or mailbox messages; decide
+//! Must not: know about games, moves or mailbox messages, nor players
+//! (`player` uses the sandbox, never the reverse); decide
 //! forfeits (it reports how the bot ended and which limit it hit, the
 //! referee judges).
 //!
@@ -563,12 +564,31 @@ const OUT_OF_MEMORY: [&str; 7] = [
     "bad_alloc",
 ];
 
+/// What to do about a bot program that may not be executed (no execute
+/// bit, or none for the user the bot runs as): one wording wherever
+/// starting it fails that way (the warden's exec, and `player` starting
+/// an unsandboxed bot or resolving its command).
+pub fn not_executable_hint(program: &str) -> String {
+    let interpreter = match Path::new(program).extension().and_then(|e| e.to_str()) {
+        Some("rb") => "ruby",
+        Some("js") => "node",
+        Some("yab") => "yabasic",
+        Some("bas") => "bwbasic",
+        Some("sh") => "bash",
+        _ => "python3",
+    };
+    format!(
+        "chmod +x {program} (for every user: as root, bots run as `nobody`), or name its \
+         interpreter in command, e.g. [\"{interpreter}\", \"{program}\"]"
+    )
+}
+
 /// Which limit a bot went over, judged from what it wrote (`written`:
 /// its folders) and, once it ended, from how it ended and its last
 /// stderr lines.
 pub fn breach(
     settings: &Settings,
-    exit: Option<&(crate::player::ExitInfo, Report)>,
+    exit: Option<&(crate::pid::ExitInfo, Report)>,
     stderr_tail: &[String],
     written: &[&Path],
 ) -> Option<(Limit, String)> {
@@ -590,7 +610,7 @@ pub fn breach(
     let (info, report) = exit?;
     let tail = stderr_tail.join("\n").to_lowercase();
     #[cfg(unix)]
-    let too_large = matches!(info, crate::player::ExitInfo::Signal(s) if *s == libc::SIGXFSZ);
+    let too_large = matches!(info, crate::pid::ExitInfo::Signal(s) if *s == libc::SIGXFSZ);
     #[cfg(not(unix))]
     let too_large = false;
     if too_large || tail.contains("file too large") {
@@ -710,44 +730,6 @@ pub struct Statement {
 }
 
 impl Statement {
-    /// What a run with these players gets on this machine. Built-in bots
-    /// are part of the referee; bots started by hand are not sandboxed by
-    /// it (SECURITY.md says what protects them).
-    pub fn of(players: &[crate::player::PlayerSpec], protections: &Protections) -> Statement {
-        use crate::player::Launch;
-        let mut why = Vec::new();
-        let (mut sandboxed, mut others) = (0, 0);
-        for p in players {
-            match &p.launch {
-                Launch::Builtin(_) => {}
-                Launch::Waiting { .. } => {
-                    others += 1;
-                    why.push(format!(
-                        "{} is started by hand (not sandboxed by the referee)",
-                        p.name
-                    ));
-                }
-                Launch::Command(_) if !p.sandbox.enabled => {
-                    others += 1;
-                    why.push(format!("{} has sandbox = false", p.name));
-                }
-                Launch::Command(_) => sandboxed += 1,
-            }
-        }
-        let missing = protections.missing();
-        if sandboxed > 0 {
-            why.extend(missing.iter().cloned());
-        }
-        let level = if others > 0 && sandboxed == 0 {
-            Level::None
-        } else if others > 0 || (sandboxed > 0 && !missing.is_empty()) {
-            Level::Partial
-        } else {
-            Level::Full
-        };
-        Statement { level, why }
-    }
-
     /// The weaker of two statements (a resumed run keeps the worst).
     pub fn weaker(self, other: Statement) -> Statement {
         match self.level.cmp(&other.level) {

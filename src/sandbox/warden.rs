@@ -344,7 +344,7 @@ mod linux {
                 let program = argv[0].to_string_lossy();
                 let hint = match e.kind() {
                     io::ErrorKind::PermissionDenied => {
-                        format!(": {}", crate::player::not_executable_hint(&program))
+                        format!(": {}", crate::sandbox::not_executable_hint(&program))
                     }
                     _ => String::new(),
                 };

@@ -9,8 +9,7 @@ mod pool;
 pub mod swiss;
 
 pub use pairings::{
-    check_opening, check_openings, gauntlet, random_openings, round_robin, schedule,
-    with_added_players, ScheduledGame,
+    gauntlet, random_openings, round_robin, schedule, with_added_players, ScheduledGame,
 };
 pub use pool::{last_instance_on, run_games, PoolSetup};
 

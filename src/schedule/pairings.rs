@@ -6,7 +6,7 @@
 
 use rand::{Rng, SeedableRng};
 
-use crate::game::{replay_transcript, squares, transcript, Move, Position};
+use crate::game::{squares, transcript, Move, Position};
 
 /// One game to be played.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -193,32 +193,10 @@ pub fn with_added_players(
     Some(out)
 }
 
-/// Checks an opening: it replays legally on `size` and leaves a game to
-/// play (a transcript of a finished game would be recorded as a game
-/// without a single move of the bots).
-pub fn check_opening(size: u8, transcript: &str) -> Result<(), String> {
-    let (moves, pos) =
-        replay_transcript(Position::start(size), transcript).map_err(|e| e.to_string())?;
-    if pos.is_over() {
-        return Err(format!(
-            "after its {} moves the game is over: an opening must leave a move to play",
-            moves.len()
-        ));
-    }
-    Ok(())
-}
-
-/// Checks every opening (see [`check_opening`]).
-pub fn check_openings(size: u8, openings: &[String]) -> Result<(), String> {
-    for o in openings {
-        check_opening(size, o).map_err(|e| format!("opening `{o}`: {e}"))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{check_opening, check_openings};
     use std::collections::{HashMap, HashSet};
 
     fn names(n: usize) -> Vec<String> {

@@ -89,8 +89,7 @@ impl Instances {
                         p.display()
                     )
                 }
-                Err(MailboxError::LockLost(lost)) => return Err(HarnessError::LockLost(lost)),
-                other => return other.map_err(|e| HarnessError::BoardUnwritable(e.to_string())),
+                other => return other.map_err(HarnessError::from),
             }
         }
         Err(HarnessError::BoardUnwritable(format!(
@@ -142,13 +141,7 @@ pub fn last_instance_on(board: &Path, name: &str) -> u32 {
 fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
     for mut job in jobs {
         let spec = (setup.game_spec)(&job.game);
-        let result = play_game(
-            &spec,
-            &mut job.black,
-            &mut job.white,
-            Some(setup.lock),
-            setup.sink,
-        );
+        let result = play_game(&spec, &mut job.black, &mut job.white, setup.sink);
         let _ = done.send(Done {
             game: job.game,
             black: job.black,

@@ -190,10 +190,19 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
         .env("NO_COLOR", "1")
         .env_remove("TOURNAMENT_LOG");
     // A binary just copied can be "busy" for a moment while another test
-    // thread forks with the copy's descriptor open.
+    // thread forks with the copy's descriptor open (setpriv then fails to
+    // run it: exit 126, saying so).
+    let busy = |out: &std::process::Output| {
+        out.status.code() == Some(126)
+            && String::from_utf8_lossy(&out.stderr).contains("Text file busy")
+    };
     let out = (0..50)
         .find_map(|_| match cmd.output() {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(Duration::from_millis(50));
+                None
+            }
+            Ok(out) if busy(&out) => {
                 std::thread::sleep(Duration::from_millis(50));
                 None
             }

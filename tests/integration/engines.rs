@@ -489,7 +489,7 @@ fn gtp_rhino_and_the_nboard_engine_play_refereed_games_on_one_process_each() {
         } else {
             (&mut nb, &mut gtp)
         };
-        let r = play_game(&spec(&format!("e{g}"), opening, 5000), b, w, None, &Silent).unwrap();
+        let r = play_game(&spec(&format!("e{g}"), opening, 5000), b, w, &Silent).unwrap();
         assert_eq!(r.reason, EndReason::Normal, "{r:?}");
         assert!(r.transcript.starts_with(opening), "{r:?}");
         replays(&r);
@@ -509,14 +509,7 @@ fn engine_forfeit(protocol: Protocol, script: &str, mode: &str) -> (GameRecord, 
     )
     .unwrap();
     let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
-    let r = play_game(
-        &spec(mode, "", 1500),
-        &mut greedy,
-        &mut engine,
-        None,
-        &Silent,
-    )
-    .unwrap();
+    let r = play_game(&spec(mode, "", 1500), &mut greedy, &mut engine, &Silent).unwrap();
     drop(greedy);
     (r, engine, s)
 }
@@ -650,14 +643,7 @@ fn an_engine_that_forfeited_is_started_again_for_its_next_game() {
         "{tail:?}"
     );
     let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
-    let again = play_game(
-        &spec("again", "", 1500),
-        &mut greedy,
-        &mut engine,
-        None,
-        &Silent,
-    )
-    .unwrap();
+    let again = play_game(&spec("again", "", 1500), &mut greedy, &mut engine, &Silent).unwrap();
     assert_eq!(again.reason, EndReason::Exited);
     assert_eq!(engine.starts(), 2);
 }
@@ -846,7 +832,6 @@ fn alt_game(
         &spec(&argv[2], "", move_ms),
         &mut greedy,
         &mut engine,
-        None,
         &Silent,
     )
     .unwrap();

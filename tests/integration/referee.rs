@@ -136,7 +136,7 @@ fn one_bot_process_serves_several_games() {
         } else {
             (&mut other, &mut fake)
         };
-        let r = play_game(&game(&format!("g{g}"), 6), b, w, None, &Silent).unwrap();
+        let r = play_game(&game(&format!("g{g}"), 6), b, w, &Silent).unwrap();
         assert_eq!(r.reason, EndReason::Normal, "{r:?}");
     }
     assert_eq!(fake.starts(), 1);
@@ -152,14 +152,7 @@ fn a_bot_that_exits_after_each_game_is_restarted_and_plays_them_all() {
     let mut fake = Instance::new(spec, s.path(), 1).unwrap();
     let mut other = Instance::new(builtin_spec("greedy"), s.path(), 1).unwrap();
     for g in 0..3 {
-        let r = play_game(
-            &game(&format!("q{g}"), 4),
-            &mut fake,
-            &mut other,
-            None,
-            &Silent,
-        )
-        .unwrap();
+        let r = play_game(&game(&format!("q{g}"), 4), &mut fake, &mut other, &Silent).unwrap();
         assert_eq!(r.reason, EndReason::Normal, "game {g}: {r:?}");
     }
     assert_eq!(starts_logged(&log), 3);
@@ -178,14 +171,7 @@ fn restart_per_game_starts_a_fresh_process_every_game() {
     .unwrap();
     let mut other = Instance::new(builtin_spec("greedy"), s.path(), 1).unwrap();
     for g in 0..2 {
-        let r = play_game(
-            &game(&format!("p{g}"), 4),
-            &mut other,
-            &mut fake,
-            None,
-            &Silent,
-        )
-        .unwrap();
+        let r = play_game(&game(&format!("p{g}"), 4), &mut other, &mut fake, &Silent).unwrap();
         assert_eq!(r.reason, EndReason::Normal);
     }
     assert_eq!(starts_logged(&log), 2);

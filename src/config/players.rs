@@ -1,0 +1,215 @@
+//! The `[[player]]` tables: names (unique, also regardless of case), how
+//! each is started (`command`, `builtin` or `wait`), its sandbox limits, its
+//! protocol (`mailbox`, `gtp`, `nboard`) and engine settings; at least two
+//! players.
+//!
+//! Owns those checks and their words; must not start or look for a
+//! player's program (the preflight does).
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::{EngineSettings, Protocol};
+use crate::mailbox::validate_name;
+use crate::player::{absolute_anywhere, Launch, PlayerSpec, BUILTINS};
+
+use super::error::{line_col, Source};
+use super::raw::RawPlayer;
+use super::ConfigError;
+
+/// The players; `dir` locates relative paths, `seed` is the openings'
+/// (a player's default), `size` the board's (NBoard plays 8×8 only).
+pub(super) fn players(
+    src: &Source<'_>,
+    raw: &[RawPlayer],
+    dir: &Path,
+    seed: u64,
+    size: u8,
+) -> Result<Vec<PlayerSpec>, ConfigError> {
+    let mut players: Vec<PlayerSpec> = Vec::new();
+    // Names are unique regardless of case: on a case-insensitive drive
+    // (SMB, macOS, Windows) `Random` and `random` would share a mailbox.
+    let mut first_line: std::collections::HashMap<String, (usize, String)> = Default::default();
+    for (i, p) in raw.iter().enumerate() {
+        let key = |k: &str| format!("player[{}].{k}", i + 1);
+        let name = p.name.get_ref().clone();
+        validate_name(&name).map_err(|m| src.error_at(p.name.span(), Some(&key("name")), m))?;
+        let line = line_col(src.text, p.name.span().start).0;
+        if let Some((first, as_written)) = first_line.get(&name.to_ascii_lowercase()) {
+            let message = if *as_written == name {
+                format!("duplicate player name `{name}` (first defined at line {first}); names must be unique")
+            } else {
+                format!(
+                    "player name `{name}` differs from `{as_written}` (line {first}) only in case; \
+                     names must differ in more than case, as their mailboxes would be one folder \
+                     on a case-insensitive drive (SMB, macOS, Windows)"
+                )
+            };
+            return Err(src.error_at(p.name.span(), Some(&key("name")), message));
+        }
+        first_line.insert(name.to_ascii_lowercase(), (line, name.clone()));
+        let launch = match (&p.command, &p.builtin, p.wait) {
+            (Some(c), None, None | Some(false)) => {
+                if c.get_ref().is_empty() {
+                    return Err(src.error_at(
+                        c.span(),
+                        Some(&key("command")),
+                        "the command is empty; expected a program and its arguments, e.g. [\"ruby\", \"bots/ruby/greedy.rb\"]".into(),
+                    ));
+                }
+                Launch::Command(c.get_ref().clone())
+            }
+            (None, Some(b), None | Some(false)) => {
+                if !BUILTINS.contains(&b.get_ref().as_str()) {
+                    return Err(src.error_at(
+                        b.span(),
+                        Some(&key("builtin")),
+                        format!(
+                            "unknown built-in bot `{}`; expected one of {}",
+                            b.get_ref(),
+                            BUILTINS.join(", ")
+                        ),
+                    ));
+                }
+                Launch::Builtin(b.get_ref().clone())
+            }
+            (None, None, Some(true)) => Launch::Waiting {
+                command: p.hand_command.as_ref().map(|c| c.get_ref().trim().to_string()),
+            },
+            _ => {
+                return Err(src.error_at(
+                    p.name.span(),
+                    Some(&format!("player[{}]", i + 1)),
+                    format!("player `{name}` needs exactly one of `command = [...]`, `builtin = \"...\"` or `wait = true`"),
+                ))
+            }
+        };
+        if let (Some(c), false) = (&p.hand_command, p.wait == Some(true)) {
+            return Err(src.error_at(
+                c.span(),
+                Some(&key("hand-command")),
+                format!(
+                    "player `{name}`: `hand-command` is how its owner starts a bot by hand; it \
+                     needs `wait = true` (the referee runs `command` itself)"
+                ),
+            ));
+        }
+        let mut sandbox = crate::sandbox::Settings::default();
+        for (key, value, slot) in [
+            ("memory-mb", &p.memory_mb, &mut sandbox.memory_mb),
+            ("disk-mb", &p.disk_mb, &mut sandbox.disk_mb),
+            ("processes", &p.processes, &mut sandbox.processes),
+        ] {
+            if let Some(v) = value {
+                if *v.get_ref() == 0 {
+                    return Err(src.error_at(
+                        v.span(),
+                        Some(key),
+                        format!("player `{name}`: `{key}` must be at least 1"),
+                    ));
+                }
+                *slot = *v.get_ref();
+            }
+        }
+        let (protocol, engine) = engine_settings(src, p, i, &name, &launch, size)?;
+        sandbox.enabled = p.sandbox.unwrap_or(true);
+        sandbox.ponder = p.ponder.unwrap_or(false);
+        sandbox.user = p.user.clone();
+        // A bot started by hand sees the board on its own machine: an
+        // absolute path there (even a Windows one) is kept as written.
+        let board_as = p.board_as.as_ref().map(|b| {
+            if matches!(launch, Launch::Waiting { .. }) && absolute_anywhere(b) {
+                PathBuf::from(b)
+            } else {
+                dir.join(b)
+            }
+        });
+        players.push(PlayerSpec {
+            name,
+            launch,
+            restart: p.restart,
+            base_dir: dir.to_path_buf(),
+            seed: p.seed.unwrap_or(seed),
+            board_as,
+            sandbox,
+            protocol,
+            engine,
+        });
+    }
+    if players.len() < 2 {
+        return Err(src.missing(
+            "player",
+            format!(
+                "a tournament needs at least two players; found {} (add [[player]] tables)",
+                players.len()
+            ),
+        ));
+    }
+    Ok(players)
+}
+
+/// A player's `protocol` and `depth`: an engine protocol needs a
+/// `command`; NBoard plays 8×8 only; `depth` is NBoard's.
+fn engine_settings(
+    src: &Source<'_>,
+    p: &RawPlayer,
+    i: usize,
+    name: &str,
+    launch: &Launch,
+    size: u8,
+) -> Result<(Protocol, EngineSettings), ConfigError> {
+    let key = |k: &str| format!("player[{}].{k}", i + 1);
+    let protocol = match &p.protocol {
+        None => Protocol::Mailbox,
+        Some(s) => {
+            let protocol: Protocol = s.get_ref().parse().map_err(|m: String| {
+                src.error_at(
+                    s.span(),
+                    Some(&key("protocol")),
+                    format!("player `{name}`: {m}"),
+                )
+            })?;
+            if protocol.is_engine() && !matches!(launch, Launch::Command(_)) {
+                return Err(src.error_at(
+                    s.span(),
+                    Some(&key("protocol")),
+                    format!(
+                        "player `{name}`: protocol = \"{protocol}\" is spoken by an engine the referee starts; \
+                         give its `command = [...]` (not `builtin` or `wait`)"
+                    ),
+                ));
+            }
+            if let Some(sizes) = protocol.sizes() {
+                if !sizes.contains(&size) {
+                    return Err(src.error_at(
+                        s.span(),
+                        Some(&key("protocol")),
+                        format!(
+                            "player `{name}`: {protocol} engines play 8×8 only, and this tournament's \
+                             size is {size} (set `tournament.size = 8`, or leave this player out)"
+                        ),
+                    ));
+                }
+            }
+            protocol
+        }
+    };
+    let mut engine = EngineSettings::default();
+    if let Some(d) = &p.depth {
+        if protocol != Protocol::Nboard {
+            return Err(src.error_at(
+                d.span(),
+                Some(&key("depth")),
+                format!("player `{name}`: `depth` is only used with protocol = \"nboard\""),
+            ));
+        }
+        if *d.get_ref() == 0 {
+            return Err(src.error_at(
+                d.span(),
+                Some(&key("depth")),
+                format!("player `{name}`: `depth` must be at least 1"),
+            ));
+        }
+        engine.depth = *d.get_ref();
+    }
+    Ok((protocol, engine))
+}
