@@ -23,7 +23,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use client::BotMailbox;
-pub use doorbell::{poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN};
+pub use doorbell::{
+    is_local_fs, poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN,
+};
 pub use files::{
     is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile, ReadOutcome,
 };
