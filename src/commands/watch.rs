@@ -70,6 +70,148 @@ impl RefereeWatch {
     }
 }
 
+/// Whether `path` is a live file now: a regular file (not a link) that
+/// opens. Opening asks the drive; a network drive's cached `stat` still
+/// shows a removed file for up to 20 s (sshfs).
+fn is_live(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+        && crate::input_file::open_regular(path).is_ok()
+}
+
+/// A live file read as it grows. On a local disk, plain reads of the open
+/// file. On a network drive a plain read stops at the length this machine
+/// cached for the file, and through sshfs's default cache that length is
+/// refreshed only every 20 s while the file is merely read (`watch` showed
+/// a game's moves in 20 s bursts): there every look reads the whole file
+/// again through the same open file with `O_DIRECT`, which asks the server
+/// for its bytes whatever length was cached, and hands on what is new. The
+/// open file keeps working after the referee removes the name at the
+/// game's end, so its `end` line is read too.
+struct LiveTail {
+    file: std::fs::File,
+    direct: bool,
+    /// Bytes of the file handed on so far.
+    pos: usize,
+    /// Bytes read but not handed on yet.
+    pending: Vec<u8>,
+    path: PathBuf,
+    last_touch: Option<Instant>,
+}
+
+/// A live file is a few KiB (an 8x8 game ~10 KiB); a direct read beyond
+/// the cached length gets at least this many bytes per request.
+const DIRECT_CHUNK: usize = 64 * 1024;
+
+impl LiveTail {
+    /// `file` is open at `path`.
+    fn new(file: std::fs::File, path: &Path) -> LiveTail {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let direct = !crate::mailbox::is_local_fs(dir) && set_direct(&file);
+        LiveTail {
+            file,
+            direct,
+            pos: 0,
+            pending: Vec::new(),
+            path: path.to_path_buf(),
+            last_touch: None,
+        }
+    }
+
+    /// The whole file as the server has it now (direct reads from 0).
+    fn read_all(&mut self) -> std::io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut all = Vec::new();
+        let mut buf = vec![0u8; DIRECT_CHUNK];
+        loop {
+            match self.file.read_at(&mut buf, all.len() as u64) {
+                Ok(0) => return Ok(all),
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Turns on `O_DIRECT` for reads of `file`; false where refused.
+fn set_direct(file: &std::fs::File) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::io::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own, with plain integer flags.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) == 0
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        false
+    }
+}
+
+/// Turns `O_DIRECT` off again.
+fn set_direct_off(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::io::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own, with plain integer flags.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
+impl std::io::Read for LiveTail {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if !self.direct {
+            return std::io::Read::read(&mut self.file, buf);
+        }
+        if self.pending.is_empty() {
+            let all = match self.read_all() {
+                Ok(all) => all,
+                // A drive that took the flag but refuses direct reads:
+                // plain ones from where we are.
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                    use std::io::Seek;
+                    self.direct = false;
+                    set_direct_off(&self.file);
+                    self.file.seek(std::io::SeekFrom::Start(self.pos as u64))?;
+                    return std::io::Read::read(&mut self.file, buf);
+                }
+                Err(e) => return Err(e),
+            };
+            if all.len() > self.pos {
+                self.pending = all[self.pos..].to_vec();
+            } else if all.is_empty()
+                && self
+                    .last_touch
+                    .is_none_or(|t| t.elapsed() > Duration::from_millis(500))
+            {
+                // A direct read gets nothing where this machine cached the
+                // length 0 (it looked between the file's creation and its
+                // first line): opening the name again makes the drive look
+                // at the file's length (sshfs), seen here within ~1 s.
+                self.last_touch = Some(Instant::now());
+                let _ = std::fs::File::open(&self.path);
+            }
+        }
+        let n = buf.len().min(self.pending.len());
+        buf[..n].copy_from_slice(&self.pending[..n]);
+        self.pending.drain(..n);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
 /// The live files in `dir` a watcher may pick: regular `.jsonl` files not
 /// in `skip`, with `player` (if given) in their `start` line, newest first.
 fn candidates(dir: &Path, skip: &[PathBuf], player: Option<&str>) -> Vec<PathBuf> {
@@ -143,7 +285,7 @@ pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     // A finished game is not waited for: its record says how it ended.
     if let Some(id) = &args.game {
         let live = dir.join(format!("{id}.jsonl"));
-        let running = std::fs::symlink_metadata(&live).is_ok_and(|m| m.file_type().is_file());
+        let running = is_live(&live);
         if !running {
             if let Some(record) = finished(&results, id) {
                 writeln!(
@@ -172,9 +314,7 @@ pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         let give_up = Instant::now() + Duration::from_secs(args.wait_secs);
         let path = loop {
             let found = match &wanted {
-                Some(p) => Some(p.clone()).filter(|p| {
-                    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file())
-                }),
+                Some(p) => Some(p.clone()).filter(|p| is_live(p)),
                 None => candidates(&dir, &watched, args.player.as_deref())
                     .into_iter()
                     .next(),
@@ -214,10 +354,24 @@ pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
             .into());
         };
         // Once open, the file can be read to its end even after it is removed.
-        let file = crate::input_file::open_regular(&path).map_err(|e| {
-            HarnessError::Config(format!("{}: cannot read it: {e}", path.display()))
-        })?;
-        let code = follow(BufReader::new(file), &path, &mut out, &mut || {
+        let file = match crate::input_file::open_regular(&path) {
+            Ok(f) => f,
+            // A listing that lags (a network drive's cache) still shows a
+            // game that has ended: look for another one.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && wanted.is_none() => {
+                watched.push(path);
+                continue;
+            }
+            Err(e) => {
+                return Err(HarnessError::Config(format!(
+                    "{}: cannot read it: {e}",
+                    path.display()
+                ))
+                .into())
+            }
+        };
+        let tail = LiveTail::new(file, &path);
+        let code = follow(BufReader::new(tail), &path, &mut out, &mut || {
             referee.gone()
         })?;
         watched.push(path);

@@ -24,7 +24,7 @@ pub use lock::{
 };
 pub use mailbox_protocol::bot::BotMailbox;
 pub use mailbox_protocol::doorbell::{
-    poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN,
+    is_local_fs, poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN,
 };
 pub use mailbox_protocol::files::{
     is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile, ReadOutcome,

@@ -13,9 +13,10 @@
 //! latency of B's moves (median, p95, max, moves over 200 ms and 500 ms),
 //! and whether a `watch` started on B during the run followed a game to its
 //! end, also written to `target/class-drive.md`. Ignored by default (it needs
-//! root, sshfs and about 5 minutes):
+//! root, sshfs and about a minute after the build); under `chrt` so that
+//! other work on the machine does not time the bots' waits for the CPU:
 //!
-//!   cargo test --release --test integration class_drive -- --ignored --nocapture
+//!   TOURNAMENT_TEST_NO_SKIP=1 chrt -f 50 cargo test --release --test integration class_drive -- --ignored --nocapture
 
 use std::fmt::Write as _;
 use std::fs;

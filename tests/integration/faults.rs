@@ -634,6 +634,89 @@ fn games(e: &Env<'_>, s: &mut Suite) {
         "a bot started by hand on B (waiting player), referee on A",
         || waiting_player(e),
     );
+    s.run(
+        "`tournament watch` on B follows a game the referee on A plays",
+        || watch_on_b(e),
+    );
+}
+
+/// The text of the one live file the server holds in `live`, if any.
+fn live_text(live: &Path) -> Option<String> {
+    let entry = fs::read_dir(live).ok()?.flatten().next()?;
+    fs::read_to_string(entry.path()).ok()
+}
+
+/// `tournament watch` run on B follows a game of the referee on A: most of
+/// its moves are shown while the game is still played, then its end.
+/// (Through sshfs's default cache a plain read of the growing live file
+/// stopped at the length B had cached, refreshed every 20 s: `watch` showed
+/// the first moves, then nothing until the game was long over.)
+fn watch_on_b(e: &Env<'_>) -> String {
+    let ws = e.drive.ws("watch");
+    let (cfg_a, cfg_b) = config(
+        &ws,
+        "tournament.toml",
+        "results",
+        "games-per-pairing = 1\nconcurrency = 1\nsize = 8",
+        "[time]\nmove-ms = 5000",
+        &[fake("steady", "ok"), fake("slowpoke", "slow 200")],
+    );
+    let mut run = Bg::spawn(
+        tournament_cmd().arg("run").arg("--config").arg(&cfg_a),
+        e.local,
+        "watch-run",
+    );
+    let live = ws.x.join("results/live");
+    assert!(
+        wait_until(60, || live_text(&live).is_some()),
+        "no live file: {}",
+        run.stderr()
+    );
+    let mut watch = Bg::spawn(
+        tournament_cmd()
+            .args(["watch", "--wait-secs", "30", "--config"])
+            .arg(&cfg_b),
+        e.local,
+        "watch-b",
+    );
+    let shown = |out: &str| -> Vec<usize> {
+        out.lines()
+            .filter_map(|l| l.strip_prefix("move ")?.split(':').next()?.parse().ok())
+            .collect()
+    };
+    // The most moves `watch` had shown while the game was still going on:
+    // its output read first, then the server's live file still without
+    // an `end` line.
+    let mut during = 0;
+    let t0 = Instant::now();
+    while watch.done().is_none() && t0.elapsed() < Duration::from_secs(120) {
+        let n = shown(&watch.stdout()).into_iter().max().unwrap_or(0);
+        if live_text(&live).is_some_and(|t| !t.contains("\"event\":\"end\"")) {
+            during = during.max(n);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let code = watch.wait(30);
+    let out = watch.stdout();
+    assert_eq!(run.wait(60), Some(0), "{}", run.stderr());
+    assert_eq!(code, Some(0), "watch on B: {out}{}", watch.stderr());
+    assert!(out.contains("game over: "), "watch on B: {out}");
+    let res = Results::read(&ws.x.join("results/games.jsonl"));
+    assert_eq!(res.recs.len(), 1);
+    let plies = res.recs[0].moves.len();
+    assert_eq!(
+        shown(&out),
+        (1..=plies).collect::<Vec<_>>(),
+        "watch on B showed other moves than the game's {plies}: {out}"
+    );
+    assert!(
+        during * 2 >= plies,
+        "watch on B had shown only {during} of the game's {plies} moves while it was played"
+    );
+    format!(
+        "watch on B had shown {during} of the game's {plies} moves while it was played, \
+         then all of them and its end"
+    )
 }
 
 fn hundred_games(e: &Env<'_>) -> String {
