@@ -582,7 +582,9 @@ fn the_live_page_follows_a_run_of_slow_bots_in_headless_chromium() {
 
 #[test]
 fn the_live_page_shows_a_killed_referee_as_interrupted_not_as_games_going_on() {
-    chromium();
+    if !crate::needs::have(&[crate::needs::CHROMIUM]) {
+        return;
+    }
     let s = Scratch::new();
     let bot = fakebot("slow 300");
     let argv: Vec<String> = bot.split(' ').map(|a| format!("\"{a}\"")).collect();
