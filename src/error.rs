@@ -134,6 +134,17 @@ impl From<MailboxError> for HarnessError {
 /// A player that could not be started: the player's failure (exit 6), or,
 /// when its mailbox could not be readied, the board's (8 if the lock was
 /// lost, else 10).
+impl From<crate::referee::GameError> for HarnessError {
+    fn from(e: crate::referee::GameError) -> HarnessError {
+        use crate::referee::GameError;
+        match e {
+            GameError::LockLost(lost) => HarnessError::LockLost(lost),
+            GameError::BoardUnwritable(why) => HarnessError::BoardUnwritable(why),
+            GameError::BadGame(why) => HarnessError::Config(why),
+        }
+    }
+}
+
 impl From<StartError> for HarnessError {
     fn from(e: StartError) -> HarnessError {
         match e {

@@ -15,7 +15,6 @@ pub mod seat;
 
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::error::HarnessError;
 use crate::event::{Event, EventSink};
 use crate::game::{board_string, move_name, parse_move, transcript, Color, Move};
 use crate::player::{Instance, GRACE};
@@ -23,7 +22,7 @@ use crate::protocol::Reply;
 use crate::record::{DiscCount, Forfeit, GameRecord};
 
 pub use self::core::{failure_reason, GameCore, Happened, Lost, Next, Outcome, SeatError};
-pub use seat::{MailboxSeat, ScriptedSeat, Seat, SendError};
+pub use seat::{GameError, MailboxSeat, ScriptedSeat, Seat, SendError};
 
 /// How much time a bot gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +91,7 @@ pub fn play_game(
     black: &mut Instance,
     white: &mut Instance,
     sink: &dyn EventSink,
-) -> Result<GameRecord, HarnessError> {
+) -> Result<GameRecord, GameError> {
     let mut black = MailboxSeat::new(black);
     let mut white = MailboxSeat::new(white);
     play_seats(spec, [&mut black, &mut white], sink)
@@ -103,13 +102,13 @@ pub fn play_seats(
     spec: &GameSpec,
     mut seats: [&mut dyn Seat; 2],
     sink: &dyn EventSink,
-) -> Result<GameRecord, HarnessError> {
+) -> Result<GameRecord, GameError> {
     let names = [seats[0].name().to_string(), seats[1].name().to_string()];
     let span = tracing::info_span!("game", id = %spec.id, black = %names[0], white = %names[1]);
     let _entered = span.enter();
     let started = now_rfc3339();
     let mut core = GameCore::new(spec.size, &spec.opening, spec.time, spec.rules).map_err(|e| {
-        HarnessError::Config(format!("game {}: opening `{}`: {e}", spec.id, spec.opening))
+        GameError::BadGame(format!("game {}: opening `{}`: {e}", spec.id, spec.opening))
     })?;
     sink.emit(&Event::GameStarted {
         id: &spec.id,
@@ -146,10 +145,10 @@ fn deliver(
     seat: &mut dyn Seat,
     color: Color,
     request: &crate::protocol::Request,
-) -> Result<bool, HarnessError> {
+) -> Result<bool, GameError> {
     match seat.send(request) {
         Ok(()) => Ok(true),
-        Err(SendError::Harness(e)) => Err(e),
+        Err(SendError::Referee(e)) => Err(e),
         Err(SendError::Refused(why)) => {
             core.undeliverable(color, &why);
             Ok(false)
@@ -224,7 +223,7 @@ impl Driver<'_> {
         seats: &mut [&mut dyn Seat; 2],
         names: &[String; 2],
         span: &tracing::Span,
-    ) -> Result<(), HarnessError> {
+    ) -> Result<(), GameError> {
         let mut fresh = [false; 2];
         for (i, seat) in seats.iter_mut().enumerate() {
             match seat.prepare(span.clone()) {
@@ -302,7 +301,7 @@ impl Driver<'_> {
     }
 
     /// TURN / answer (and ILLEGAL / OK) until the core says the game is over.
-    fn play(&mut self, seats: &mut [&mut dyn Seat; 2]) -> Result<(), HarnessError> {
+    fn play(&mut self, seats: &mut [&mut dyn Seat; 2]) -> Result<(), GameError> {
         if self.core.is_over() {
             return Ok(());
         }
@@ -337,7 +336,7 @@ impl Driver<'_> {
         seats: &mut [&mut dyn Seat; 2],
         names: &[String; 2],
         started: String,
-    ) -> Result<GameRecord, HarnessError> {
+    ) -> Result<GameRecord, GameError> {
         let spec = self.spec;
         let outcome = self.core.outcome();
         let forfeit = outcome.forfeit.as_ref().map(|l| {
@@ -364,7 +363,7 @@ impl Driver<'_> {
             if forfeiter != Some(color_of(i)) && seat.is_reachable() {
                 sent[i] = match seat.send(&end) {
                     Ok(()) => true,
-                    Err(SendError::Harness(e)) => return Err(e),
+                    Err(SendError::Referee(e)) => return Err(e),
                     Err(SendError::Refused(_)) => false,
                 };
             }

@@ -173,7 +173,7 @@ impl Run<'_> {
         MailboxSeat::new(self.inst)
             .send(request)
             .map_err(|e| match e {
-                SendError::Harness(e) => e,
+                SendError::Referee(e) => e.into(),
                 // Only the bot can have put a link there.
                 SendError::Refused(why) => HarnessError::BotNoncompliant(format!(
                     "cannot write in.txt: {why}; bots never create, rename or link files"

@@ -183,7 +183,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     crate::mailbox::sweep_temp_files(lock.access());
     // Live files of games a stopped run left unfinished: those games are
     // played again from the start. Only a referee's own live files go.
-    crate::report::live::remove_stale(&config.results, &games);
+    crate::report::live::remove_stale(&config.results, games.iter().map(|g| g.id.as_str()));
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
     // A Swiss round plays ⌊n/2⌋ pairings of two games.
     let total = if swiss {

@@ -12,8 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::error::HarnessError;
-use crate::mailbox::{AnswerError, Pending};
+use crate::mailbox::{AnswerError, LockLost, Pending};
 use crate::player::Instance;
 use crate::protocol::Request;
 
@@ -28,13 +27,29 @@ pub struct ByHand {
     pub start: String,
 }
 
+/// The referee's own failure in a game, not a player's: the game cannot
+/// go on and nobody forfeits. The harness turns each kind into its exit
+/// code (`error::HarnessError`'s `From`).
+#[derive(Debug, thiserror::Error)]
+pub enum GameError {
+    /// The board's lock was lost (taken over as stale, or released).
+    #[error(transparent)]
+    LockLost(#[from] LockLost),
+    /// The board cannot be written (its folder, the disk).
+    #[error("{0}")]
+    BoardUnwritable(String),
+    /// The game cannot be set up as specified (its opening).
+    #[error("{0}")]
+    BadGame(String),
+}
+
 /// Why a request did not reach the player.
 #[derive(Debug, thiserror::Error)]
 pub enum SendError {
     /// The referee's own failure (the board lost or unwritable): the game
     /// cannot go on, and nobody forfeits.
     #[error(transparent)]
-    Harness(#[from] HarnessError),
+    Referee(#[from] GameError),
     /// The player's fault (it put a link where the request goes, closed
     /// its pipe): a forfeit. The words say what was found.
     #[error("{0}")]
@@ -125,8 +140,8 @@ impl<'a> MailboxSeat<'a> {
         self.inst
     }
 
-    fn check_lock(&self) -> Result<(), HarnessError> {
-        self.inst.access().check().map_err(HarnessError::LockLost)
+    fn check_lock(&self) -> Result<(), GameError> {
+        self.inst.access().check().map_err(GameError::LockLost)
     }
 
     /// The mailbox's failure to answer as the core's kind, after what the
@@ -226,11 +241,11 @@ impl Seat for MailboxSeat<'_> {
         self.check_lock()?;
         match self.inst.send(&request.encode()) {
             Ok(_) => Ok(()),
-            Err(AnswerError::LockLost(lost)) => Err(HarnessError::LockLost(lost).into()),
+            Err(AnswerError::LockLost(lost)) => Err(GameError::LockLost(lost).into()),
             Err(AnswerError::Io(e)) => {
                 // Refused because the board was lost meanwhile, or the drive failed.
                 self.check_lock()?;
-                Err(HarnessError::BoardUnwritable(e).into())
+                Err(GameError::BoardUnwritable(e).into())
             }
             Err(e) => Err(SendError::Refused(e.to_string())),
         }

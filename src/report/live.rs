@@ -83,13 +83,13 @@ fn is_ours(path: &Path, id: &str) -> bool {
     matches!(serde_json::from_str::<LiveLine>(&first), Ok(LiveLine::Start { id: i, .. }) if i == id)
 }
 
-/// Removes the live files a stopped run left for `games` (they are played
-/// again from the start); anything else in the folder stays.
-pub fn remove_stale(results: &Path, games: &[crate::schedule::ScheduledGame]) {
+/// Removes the live files a stopped run left for the games of `ids` (they
+/// are played again from the start); anything else in the folder stays.
+pub fn remove_stale<'a>(results: &Path, ids: impl IntoIterator<Item = &'a str>) {
     let dir = live_dir(results);
-    for g in games {
-        let path = live_file(&dir, &g.id);
-        if is_ours(&path, &g.id) {
+    for id in ids {
+        let path = live_file(&dir, id);
+        if is_ours(&path, id) {
             let _ = std::fs::remove_file(&path);
         }
     }
