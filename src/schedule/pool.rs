@@ -141,7 +141,8 @@ pub fn last_instance_on(board: &Path, name: &str) -> u32 {
 fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
     for mut job in jobs {
         let spec = (setup.game_spec)(&job.game);
-        let result = play_game(&spec, &mut job.black, &mut job.white, setup.sink).map_err(HarnessError::from);
+        let result = play_game(&spec, &mut job.black, &mut job.white, setup.sink)
+            .map_err(HarnessError::from);
         let _ = done.send(Done {
             game: job.game,
             black: job.black,
