@@ -27,7 +27,8 @@ pub use mailbox_protocol::doorbell::{
     is_local_fs, poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN,
 };
 pub use mailbox_protocol::files::{
-    is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile, ReadOutcome,
+    is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile,
+    MessageReader, ReadOutcome, TargetIsSymlink,
 };
 pub use mailbox_protocol::message::{
     Decoded, FrameError, Message, IN_RECORD, MAX_MESSAGE_BYTES, OUT_RECORD, PAD, REFEREE,
@@ -342,6 +343,13 @@ pub struct Mailbox {
     poll_max: std::time::Duration,
     /// `in.txt`, written message after message, and the last message.
     writer: std::sync::Mutex<(MessageFile, Vec<u8>)>,
+    /// `out.txt`, read look after look.
+    reader: std::sync::Mutex<MessageReader>,
+    /// Whether every change of `out.txt` wakes the doorbell (its own
+    /// inotify, on a local disk): then a wait for an answer sleeps before
+    /// its first look, since the answer to a message just sent cannot be
+    /// there before it rings.
+    queued: bool,
     /// On a network drive: the token in the folder's marker file.
     marker: Option<String>,
     /// How the bot writes `out.txt`, so how `in.txt` is written for it.
@@ -424,8 +432,13 @@ impl Mailbox {
             Some(token)
         };
         let (players, folder) = (Arc::new(players), Arc::new(folder));
-        let writer = MessageFile::new(Arc::clone(&players), Arc::clone(&folder), IN_FILE, &name);
+        let writer = MessageFile::new(Arc::clone(&players), Arc::clone(&folder), IN_FILE, &name)
+            .refusing_symlinks();
+        let local = marker.is_none();
+        let reader = MessageReader::new(Arc::clone(&folder), OUT_FILE, local);
         Ok(Mailbox {
+            reader: std::sync::Mutex::new(reader),
+            queued: local && bell.queues_changes(),
             marker,
             format: std::sync::atomic::AtomicU8::new(Format::Unknown as u8),
             writer: std::sync::Mutex::new((writer, Vec::new())),
@@ -591,12 +604,6 @@ impl Mailbox {
         self.check_access(access)?;
         self.check_dir()?;
         let target = self.dir.join(IN_FILE);
-        if self.folder.is_symlink(IN_FILE) {
-            return Err(AnswerError::Symlink(format!(
-                "{} is a symlink",
-                target.display()
-            )));
-        }
         let format = match self.format() {
             Format::Unknown => self.learn_format(),
             f => f,
@@ -607,21 +614,40 @@ impl Mailbox {
             _ => msg.encode().into_bytes(),
         };
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        // The writer refuses an in.txt that is a symlink (from the look at
+        // the name it makes anyway) before writing anything.
         w.0.write(&msg, &|| access.check_io())
             .map_err(|e| match LockLost::in_io(&e) {
                 Some(lost) => AnswerError::LockLost(lost.clone()),
+                None if TargetIsSymlink::in_io(&e) => {
+                    AnswerError::Symlink(format!("{} is a symlink", target.display()))
+                }
                 None => AnswerError::Io(format!("writing {}: {e}", target.display())),
             })?;
         w.1 = msg;
         Ok(())
     }
 
-    /// One look at `out.txt` for the answer to `seq`: `Ok(Ok(text))`,
+    /// One look at `out.txt` for the answer to `seq`, the mailbox folder
+    /// checked first ([`Mailbox::check_dir`]): `Ok(Ok(text))`,
     /// `Ok(Err(pending))` if not there yet, or why it is unusable.
     pub fn poll_answer(&self, seq: u64) -> Result<Result<String, Pending>, AnswerError> {
         self.check_dir()?;
+        self.look(seq)
+    }
+
+    /// `out.txt` as the reader finds it now.
+    fn read_out(&self) -> io::Result<ReadOutcome> {
+        self.reader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .read(MAX_MESSAGE_BYTES)
+    }
+
+    /// [`Mailbox::poll_answer`] without the folder check.
+    fn look(&self, seq: u64) -> Result<Result<String, Pending>, AnswerError> {
         let path = self.dir.join(OUT_FILE);
-        let bytes = match self.folder.read_limited(OUT_FILE, MAX_MESSAGE_BYTES) {
+        let bytes = match self.read_out() {
             Ok(ReadOutcome::Missing) => return Ok(Err(Pending::Nothing)),
             Ok(ReadOutcome::Bytes(b)) => b,
             Ok(ReadOutcome::Symlink) => {
@@ -667,7 +693,7 @@ impl Mailbox {
                     // Written over the old answer in place: a read that
                     // raced the write could mix old and new bytes. The
                     // same bytes read twice are whole.
-                    match self.folder.read_limited(OUT_FILE, MAX_MESSAGE_BYTES) {
+                    match self.read_out() {
                         Ok(ReadOutcome::Bytes(again)) if again == bytes => {}
                         _ => {
                             return Ok(Err(Pending::Partial(
@@ -690,6 +716,15 @@ impl Mailbox {
     /// Waits for the answer to `seq` until `deadline`. Between looks it
     /// sleeps on file-system notifications with a bounded poll as fallback;
     /// `abort` is asked after every look and ends the wait with its reason.
+    ///
+    /// The mailbox folder is checked ([`Mailbox::check_dir`]) once per
+    /// answer, not at every look: before the wait ends, whatever ends it
+    /// (an answer, an unusable `out.txt`, the abort, the deadline; a
+    /// swapped folder wins over all of them, as when every look checked),
+    /// and at looks after a sleep that ran out without a ring (a folder
+    /// swapped while the bot thinks is refused within one poll, as before).
+    /// The looks a ring brings (the answer's, the bot's own writes) make no
+    /// `stat` of the folders. `send` checked them right before.
     pub fn wait_answer(
         &self,
         seq: u64,
@@ -697,23 +732,42 @@ impl Mailbox {
         abort: &mut dyn FnMut() -> Option<String>,
     ) -> Result<String, AnswerError> {
         let mut backoff = Backoff::up_to(self.poll_max);
+        // With changes queued, sleep first: `out.txt` still holds the old
+        // answer, and a new one rings however soon it comes.
+        let mut look = !self.queued;
+        let mut check = false;
         loop {
             let ticket = self.bell.ticket();
-            let pending = match self.poll_answer(seq)? {
-                Ok(text) => return Ok(text),
-                Err(pending) => pending,
-            };
-            if let Some(why) = abort() {
-                return Err(AnswerError::Aborted(why));
+            if look {
+                if check {
+                    self.check_dir()?;
+                }
+                let pending = match self.look(seq) {
+                    Ok(Err(pending)) => pending,
+                    Ok(Ok(text)) => {
+                        self.check_dir()?;
+                        return Ok(text);
+                    }
+                    Err(e) => {
+                        self.check_dir()?;
+                        return Err(e);
+                    }
+                };
+                if let Some(why) = abort() {
+                    self.check_dir()?;
+                    return Err(AnswerError::Aborted(why));
+                }
+                if Instant::now() >= deadline {
+                    self.check_dir()?;
+                    // The bot may not read padded messages after all (a
+                    // waiting player's program swapped for a plain v1 bot):
+                    // plain messages until it shows otherwise.
+                    self.set_format(Format::Plain);
+                    return Err(AnswerError::Timeout { pending });
+                }
             }
-            if Instant::now() >= deadline {
-                // The bot may not read padded messages after all (a
-                // waiting player's program swapped for a plain v1 bot):
-                // plain messages until it shows otherwise.
-                self.set_format(Format::Plain);
-                return Err(AnswerError::Timeout { pending });
-            }
-            backoff.wait(&self.bell, ticket, deadline);
+            look = true;
+            check = !backoff.wait(&self.bell, ticket, deadline);
         }
     }
 }

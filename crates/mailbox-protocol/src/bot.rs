@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::doorbell::{self, Backoff, Doorbell};
-use crate::files::{Dir, MessageFile, ReadOutcome};
+use crate::files::{Dir, MessageFile, MessageReader, ReadOutcome};
 use crate::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
 use crate::{IN_FILE, OUT_FILE};
 
@@ -19,11 +19,17 @@ use crate::{IN_FILE, OUT_FILE};
 /// no file the bot did not make is written.
 pub struct BotMailbox {
     dir: PathBuf,
-    folder: Arc<Dir>,
+    /// `in.txt`, read message after message.
+    reader: MessageReader,
     /// `out.txt`, written answer after answer.
     writer: MessageFile,
     poll_max: std::time::Duration,
     bell: Arc<Doorbell>,
+    /// Whether every change of `in.txt` wakes the doorbell (its own
+    /// inotify on a local disk): then, once the bot has looked, it waits
+    /// for a change before its next look.
+    queued: bool,
+    looked: bool,
     last_seq: Option<u64>,
 }
 
@@ -38,10 +44,13 @@ impl BotMailbox {
         let tag = dir
             .file_name()
             .map_or_else(|| "bot".to_string(), |n| n.to_string_lossy().into_owned());
+        let local = doorbell::is_local_fs(&dir);
         Ok(BotMailbox {
             writer: MessageFile::new(tmp_dir, Arc::clone(&folder), OUT_FILE, &tag),
+            reader: MessageReader::new(folder, IN_FILE, local),
             poll_max: doorbell::poll_max_for(&dir, watched),
-            folder,
+            queued: local && bell.queues_changes(),
+            looked: false,
             dir,
             bell,
             last_seq: None,
@@ -52,19 +61,28 @@ impl BotMailbox {
     /// `None` at `deadline`.
     pub fn next_message(&mut self, deadline: Option<Instant>) -> Option<Message> {
         let mut backoff = Backoff::up_to(self.poll_max);
+        // Right after an answer in.txt still holds the message answered: with
+        // changes queued, the first look waits for one (a message written
+        // since the last look has already rung).
+        let mut look = !(self.queued && self.looked);
         loop {
             let ticket = self.bell.ticket();
-            if let Ok(ReadOutcome::Bytes(b)) = self.folder.read_limited(IN_FILE, MAX_MESSAGE_BYTES)
-            {
-                if let Decoded::Complete(m) = Message::decode(&b) {
-                    if Some(m.seq) != self.last_seq && m.from == REFEREE {
-                        return Some(m);
+            let looked_now = look;
+            if look {
+                self.looked = true;
+                if let Ok(ReadOutcome::Bytes(b)) = self.reader.read(MAX_MESSAGE_BYTES) {
+                    if let Decoded::Complete(m) = Message::decode(&b) {
+                        if Some(m.seq) != self.last_seq && m.from == REFEREE {
+                            return Some(m);
+                        }
                     }
                 }
             }
+            look = true;
             let far = Instant::now() + std::time::Duration::from_secs(3600);
             let until = deadline.unwrap_or(far);
-            if Instant::now() >= until {
+            // The deadline ends the wait only after a look.
+            if looked_now && Instant::now() >= until {
                 return None;
             }
             backoff.wait(&self.bell, ticket, until);

@@ -5,13 +5,17 @@
 //!
 //! Owns the platform details of those operations ([`Dir`]: a folder held by
 //! its descriptor, every name looked up relative to it, `openat`-style, with
-//! no following of links). Never writes into, truncates or follows a file
-//! it did not create itself. Knows nothing about message content, nor about
+//! no following of links), and the per-message forms that make few system
+//! calls: [`MessageFile`] (a move file written message after message) and
+//! [`MessageReader`] (one read look after look, the files last found held
+//! open). Never writes into, truncates or follows a file it did not create
+//! itself, and never reads one it has not just found, by its name, to be a
+//! regular file with one name. Knows nothing about message content, nor about
 //! the board's lock: a writer's gate (the referee's lock check) is asked
 //! right before a message becomes visible.
 
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +48,9 @@ pub struct Dir {
     path: PathBuf,
     /// Read files with `O_DIRECT` (a network drive: see [`Dir::read_direct`]).
     direct: std::sync::atomic::AtomicBool,
+    /// The folder's device and inode, once asked: a descriptor's identity
+    /// never changes, so it is `fstat`ed once, not at every check.
+    id: std::sync::OnceLock<(u64, u64)>,
 }
 
 fn file_type(st: &rustix::fs::Stat) -> FileType {
@@ -71,6 +78,7 @@ impl Dir {
             fd,
             path: path.to_path_buf(),
             direct: Default::default(),
+            id: Default::default(),
         })
     }
 
@@ -92,6 +100,7 @@ impl Dir {
             fd,
             path: self.path.join(name),
             direct: Default::default(),
+            id: Default::default(),
         })
     }
 
@@ -121,6 +130,20 @@ impl Dir {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Whether files here are read with `O_DIRECT` (see [`Dir::read_direct`]).
+    fn is_direct(&self) -> bool {
+        self.direct.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// This folder's device and inode (one `fstat`, the first time).
+    fn identity(&self) -> io::Result<(u64, u64)> {
+        if let Some(id) = self.id.get() {
+            return Ok(*id);
+        }
+        let id = identity(&rustix::fs::fstat(&self.fd)?);
+        Ok(*self.id.get_or_init(|| id))
+    }
+
     /// The kind and identity of `name` here, without following a link.
     fn stat_at(&self, name: &str) -> io::Result<rustix::fs::Stat> {
         Ok(rustix::fs::statat(
@@ -142,12 +165,13 @@ impl Dir {
     }
 
     /// True if `parent/name` is still this very folder (not removed, not
-    /// renamed away, not replaced by another folder or a link).
+    /// renamed away, not replaced by another folder or a link). One
+    /// `newfstatat` of the name: the folder's own identity is known.
     pub fn still_at(&self, parent: &Dir, name: &str) -> bool {
-        let (Ok(there), Ok(me)) = (parent.stat_at(name), rustix::fs::fstat(&self.fd)) else {
+        let (Ok(there), Ok(me)) = (parent.stat_at(name), self.identity()) else {
             return false;
         };
-        file_type(&there) == FileType::Directory && identity(&there) == identity(&me)
+        file_type(&there) == FileType::Directory && identity(&there) == me
     }
 
     /// Reads at most `limit` bytes of the file `name` here: never follows a
@@ -165,9 +189,19 @@ impl Dir {
             // sshfs may fail a stat by path (B3): let the open decide.
             Err(_) => {}
         }
+        match self.open_plain(name, limit)? {
+            Opened::File(file, st) => read_whole(&file, st.st_size as u64, limit, self.is_direct()),
+            Opened::Not(outcome) => Ok(outcome),
+        }
+    }
+
+    /// Opens `name` here for reading (never through a link, never
+    /// blocking) and checks what was opened: a regular file with one name
+    /// and at most `limit` bytes, or what it was instead.
+    fn open_plain(&self, name: &str, limit: usize) -> io::Result<Opened> {
         let flags =
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-        let direct = self.direct.load(std::sync::atomic::Ordering::Relaxed);
+        let direct = self.is_direct();
         let opened = match rustix::fs::openat(
             &self.fd,
             name,
@@ -188,42 +222,18 @@ impl Dir {
         };
         let fd = match opened {
             Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(ReadOutcome::Missing),
-            Err(rustix::io::Errno::LOOP) => return Ok(ReadOutcome::Symlink),
+            Err(rustix::io::Errno::NOENT) => return Ok(Opened::Not(ReadOutcome::Missing)),
+            Err(rustix::io::Errno::LOOP) => return Ok(Opened::Not(ReadOutcome::Symlink)),
             Err(e) => return Err(e.into()),
-        };
-        // On sshfs an fstat goes by path: if the writer replaced the file just
-        // after our open, the name is briefly gone. That is "nothing yet".
-        let gone = |e: io::Error| match e.kind() {
-            io::ErrorKind::NotFound => Ok(ReadOutcome::Missing),
-            _ => Err(e),
         };
         let st = match rustix::fs::fstat(&fd) {
             Ok(st) => st,
-            Err(e) => return gone(e.into()),
+            Err(e) => return gone(e.into()).map(Opened::Not),
         };
-        if file_type(&st) != FileType::RegularFile {
-            return Ok(ReadOutcome::NotAFile);
+        if let Some(refused) = refusal(&st, limit) {
+            return Ok(Opened::Not(refused));
         }
-        if st.st_nlink as u64 > 1 {
-            return Ok(ReadOutcome::Linked(st.st_nlink as u64));
-        }
-        let len = st.st_size as u64;
-        if len > limit as u64 {
-            return Ok(ReadOutcome::TooLarge(len));
-        }
-        let file = File::from(fd);
-        // A direct read's length may be more than the cached one: room for
-        // the whole limit, so the first read asks for everything.
-        let room = if direct { limit } else { len as usize };
-        let mut buf = Vec::with_capacity(room + 1);
-        if let Err(e) = file.take(limit as u64 + 1).read_to_end(&mut buf) {
-            return gone(e);
-        }
-        if buf.len() > limit {
-            return Ok(ReadOutcome::TooLarge(buf.len() as u64));
-        }
-        Ok(ReadOutcome::Bytes(buf))
+        Ok(Opened::File(File::from(fd), st))
     }
 
     /// Creates a new file `name` here (never an existing one, never through
@@ -307,6 +317,140 @@ pub fn read_limited(path: &Path, limit: usize) -> io::Result<ReadOutcome> {
 /// True if `path` exists and is a symlink (not followed).
 pub fn is_symlink(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// What opening a file to read gave: the file and its `fstat`, or why it
+/// is not read.
+enum Opened {
+    File(File, rustix::fs::Stat),
+    Not(ReadOutcome),
+}
+
+/// On sshfs an fstat or a read goes by path: if the writer replaced the
+/// file just after our open, the name is briefly gone. That is "nothing yet".
+fn gone(e: io::Error) -> io::Result<ReadOutcome> {
+    match e.kind() {
+        io::ErrorKind::NotFound => Ok(ReadOutcome::Missing),
+        _ => Err(e),
+    }
+}
+
+/// Why a file with this `stat` is not read: not a regular file, more than
+/// one name, more than `limit` bytes. (The casts are for systems whose
+/// `stat` fields are narrower.)
+#[allow(clippy::unnecessary_cast)]
+fn refusal(st: &rustix::fs::Stat, limit: usize) -> Option<ReadOutcome> {
+    if file_type(st) != FileType::RegularFile {
+        return Some(ReadOutcome::NotAFile);
+    }
+    if st.st_nlink as u64 > 1 {
+        return Some(ReadOutcome::Linked(st.st_nlink as u64));
+    }
+    if st.st_size as u64 > limit as u64 {
+        return Some(ReadOutcome::TooLarge(st.st_size as u64));
+    }
+    None
+}
+
+/// Reads `file` from its start, at most `limit` bytes (more is
+/// `TooLarge`). `len` is its length as last seen: once that many bytes
+/// came, one `pread` was enough and no second one looks for the end (a
+/// writer still appending is a race a reader loses either way). A direct
+/// read (a network drive) reads on to the end: there the length seen may
+/// be a cached one.
+fn read_whole(file: &File, len: u64, limit: usize, direct: bool) -> io::Result<ReadOutcome> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; limit + 1];
+    let mut got = 0;
+    loop {
+        let n = match file.read_at(&mut buf[got..], got as u64) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return gone(e),
+        };
+        got += n;
+        if got > limit {
+            return Ok(ReadOutcome::TooLarge(got as u64));
+        }
+        if n == 0 || (!direct && got as u64 >= len) {
+            break;
+        }
+    }
+    buf.truncate(got);
+    Ok(ReadOutcome::Bytes(buf))
+}
+
+/// One move file read look after look (the referee's `out.txt`, a bot's
+/// `in.txt`), with the guarantees of [`Dir::read_limited`] and fewer
+/// system calls: the files last found under the name stay open (at most
+/// two: a writer that swaps files in alternates two), so a look at one of
+/// them is a `newfstatat` of the name and one `pread`, not a stat, an
+/// open, an `fstat`, two reads and a close.
+///
+/// The `newfstatat` of the name comes first at every look, as in
+/// `read_limited`: a link, a FIFO, a device or a file with more than one
+/// name is refused from it before anything is opened. A file held open is
+/// read only when the name leads to that very file (same device and inode:
+/// while we hold it open its inode number cannot be given to another file),
+/// with one name and not too large. On a network drive (and where the
+/// folder reads with `O_DIRECT`) nothing is held: each look opens the file
+/// afresh, as `read_limited` does (a held file there may show a cached
+/// length, and an open deleted file leaves `.nfs` files behind).
+pub struct MessageReader {
+    dir: Arc<Dir>,
+    name: &'static str,
+    hold: bool,
+    /// Files found under the name, newest first, with their identity.
+    held: Vec<((u64, u64), File)>,
+}
+
+impl MessageReader {
+    /// Reads `dir/name`; holds files open only if `local` (a local disk,
+    /// where that is safe and nothing else sees it).
+    pub fn new(dir: Arc<Dir>, name: &'static str, local: bool) -> MessageReader {
+        MessageReader {
+            dir,
+            name,
+            hold: local,
+            held: Vec::new(),
+        }
+    }
+
+    /// At most `limit` bytes of the file (see [`Dir::read_limited`]).
+    pub fn read(&mut self, limit: usize) -> io::Result<ReadOutcome> {
+        if !self.hold || self.dir.is_direct() {
+            self.held.clear();
+            return self.dir.read_limited(self.name, limit);
+        }
+        let st = match self.dir.stat_at(self.name) {
+            Ok(st) => st,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::Missing),
+            Err(_) => return self.dir.read_limited(self.name, limit),
+        };
+        match file_type(&st) {
+            FileType::RegularFile => {}
+            FileType::Symlink => return Ok(ReadOutcome::Symlink),
+            _ => return Ok(ReadOutcome::NotAFile),
+        }
+        // More than one name, or too large: refused before anything is
+        // opened (and checked again on what is opened).
+        if let Some(refused) = refusal(&st, limit) {
+            return Ok(refused);
+        }
+        let id = identity(&st);
+        if let Some((_, file)) = self.held.iter().find(|(held, _)| *held == id) {
+            return read_whole(file, st.st_size as u64, limit, false);
+        }
+        match self.dir.open_plain(self.name, limit)? {
+            Opened::File(file, st) => {
+                let outcome = read_whole(&file, st.st_size as u64, limit, false);
+                self.held.insert(0, (identity(&st), file));
+                self.held.truncate(2);
+                outcome
+            }
+            Opened::Not(outcome) => Ok(outcome),
+        }
+    }
 }
 
 /// How a file of ours takes the place of the old file.
@@ -445,18 +589,36 @@ pub struct MessageFile {
     dir: Arc<Dir>,
     name: &'static str,
     spare_name: String,
-    /// The file now under `spare_name`, ours to rewrite.
-    spare: Option<fs::File>,
+    /// The file now under `spare_name`, ours to rewrite, and its identity.
+    spare: Option<(fs::File, (u64, u64))>,
     /// The file we last put under the move file's name, and its identity.
     live: Option<(fs::File, (u64, u64))>,
     /// Whether this drive swaps names; cleared on the first refusal.
     swaps: bool,
+    /// Refuse to write while the move file's name is a symlink.
+    refuse_symlink: bool,
 }
 
-/// The identity of an open file, if it still has exactly one name.
-fn sole_identity(f: &fs::File) -> io::Result<Option<(u64, u64)>> {
-    let st = rustix::fs::fstat(f)?;
-    Ok((st.st_nlink == 1).then(|| identity(&st)))
+/// The error [`MessageFile::write`] returns when the move file's name is a
+/// symlink and the writer was made with [`MessageFile::refusing_symlinks`]
+/// (find it with [`TargetIsSymlink::in_io`]).
+#[derive(Debug)]
+pub struct TargetIsSymlink;
+
+impl std::fmt::Display for TargetIsSymlink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the move file is a symlink")
+    }
+}
+
+impl std::error::Error for TargetIsSymlink {}
+
+impl TargetIsSymlink {
+    /// Whether `e` is this refusal.
+    pub fn in_io(e: &io::Error) -> bool {
+        e.get_ref()
+            .is_some_and(|inner| inner.is::<TargetIsSymlink>())
+    }
 }
 
 impl MessageFile {
@@ -470,7 +632,17 @@ impl MessageFile {
             spare: None,
             live: None,
             swaps: cfg!(target_os = "linux"),
+            refuse_symlink: false,
         }
+    }
+
+    /// This writer, refusing every write (with [`TargetIsSymlink`], before
+    /// anything is written) while the move file's name is a symlink. The
+    /// look is the one the writer makes anyway to see whether the name
+    /// still holds its file: no system call more.
+    pub fn refusing_symlinks(mut self) -> MessageFile {
+        self.refuse_symlink = true;
+        self
     }
 
     /// Writes `content` as the move file's new content. `gate` is asked
@@ -479,6 +651,9 @@ impl MessageFile {
     pub fn write(&mut self, content: &[u8], gate: &dyn Fn() -> io::Result<()>) -> io::Result<()> {
         if self.swaps {
             return self.write_by_swap(content, gate);
+        }
+        if self.refuse_symlink && self.dir.is_symlink(self.name) {
+            return Err(io::Error::other(TargetIsSymlink));
         }
         gate()?;
         replace_message(&self.tmp_dir, &self.dir, self.name, content)
@@ -492,16 +667,34 @@ impl MessageFile {
         use std::os::unix::fs::FileExt;
         // Someone else may have removed or replaced the move file (a new
         // instance's cleanup) or the spare, or linked one elsewhere: then
-        // start over with fresh ones.
-        let id_at = |d: &Dir, n: &str| d.stat_at(n).ok().map(|st| identity(&st));
-        if let Some((f, id)) = &self.live {
-            if id_at(&self.dir, self.name) != Some(*id) || sole_identity(f)? != Some(*id) {
+        // start over with fresh ones. One `newfstatat` of each name says
+        // all of it: the name's file, its kind and how many names it has
+        // (our files' identities are known since we made them).
+        let target = self.dir.stat_at(self.name).ok();
+        if self.refuse_symlink
+            && target
+                .as_ref()
+                .is_some_and(|st| file_type(st) == FileType::Symlink)
+        {
+            return Err(io::Error::other(TargetIsSymlink));
+        }
+        let ours_alone = |st: &Option<rustix::fs::Stat>, id: (u64, u64)| {
+            st.as_ref().is_some_and(|st| {
+                file_type(st) == FileType::RegularFile && identity(st) == id && st.st_nlink == 1
+            })
+        };
+        if let Some((_, id)) = &self.live {
+            if !ours_alone(&target, *id) {
                 self.live = None;
             }
         }
-        if let Some(f) = &self.spare {
-            let id = sole_identity(f)?;
-            if id.is_none() || id_at(&self.tmp_dir, &self.spare_name) != id {
+        // The spare's length now, if it is still ours alone.
+        let mut spare_len = None;
+        if let Some((_, id)) = &self.spare {
+            let st = self.tmp_dir.stat_at(&self.spare_name).ok();
+            if ours_alone(&st, *id) {
+                spare_len = st.map(|st| st.st_size as u64);
+            } else {
                 self.spare = None;
             }
         }
@@ -509,11 +702,17 @@ impl MessageFile {
             // A fresh spare under a fresh name: whatever holds the old name
             // is not ours to delete or rewrite.
             self.spare_name = temp_name(&format!("{}.spare", self.name));
-            self.spare = Some(self.tmp_dir.create_new(&self.spare_name)?);
+            let f = self.tmp_dir.create_new(&self.spare_name)?;
+            let id = identity(&rustix::fs::fstat(&f)?);
+            self.spare = Some((f, id));
+            spare_len = Some(0);
         }
-        let spare = self.spare.as_ref().expect("just made");
+        let (spare, _) = self.spare.as_ref().expect("just made");
         spare.write_all_at(content, 0)?;
-        spare.set_len(content.len() as u64)?;
+        // Cut only what the old message had beyond the new one.
+        if spare_len.unwrap_or(u64::MAX) > content.len() as u64 {
+            spare.set_len(content.len() as u64)?;
+        }
         // The last look before the message becomes visible: a referee that
         // lost the board (stopped, then continued) must not write into it.
         gate()?;
@@ -535,10 +734,7 @@ impl MessageFile {
             None => false,
         };
         if swapped {
-            let new_live = self.spare.take().expect("written");
-            let id = identity(&rustix::fs::fstat(&new_live)?);
-            self.spare = self.live.take().map(|(f, _)| f);
-            self.live = Some((new_live, id));
+            self.live = std::mem::replace(&mut self.spare, self.live.take());
         } else {
             // The first message (or no swapping): delete, then rename in.
             match self.dir.remove_file(self.name) {
@@ -548,9 +744,7 @@ impl MessageFile {
             }
             self.tmp_dir
                 .rename(&self.spare_name, &self.dir, self.name)?;
-            let new_live = self.spare.take().expect("written");
-            let id = identity(&rustix::fs::fstat(&new_live)?);
-            self.live = Some((new_live, id));
+            self.live = self.spare.take();
         }
         Ok(())
     }
@@ -558,17 +752,12 @@ impl MessageFile {
 
 impl Drop for MessageFile {
     fn drop(&mut self) {
-        // Our spare goes, if its name still holds it.
-        if let Some(f) = &self.spare {
-            let ours = sole_identity(f).ok().flatten();
-            if ours.is_some()
-                && self
-                    .tmp_dir
-                    .stat_at(&self.spare_name)
-                    .ok()
-                    .map(|s| identity(&s))
-                    == ours
-            {
+        // Our spare goes, if its name still holds it (and only it).
+        if let Some((_, id)) = &self.spare {
+            let ours = self.tmp_dir.stat_at(&self.spare_name).is_ok_and(|st| {
+                file_type(&st) == FileType::RegularFile && identity(&st) == *id && st.st_nlink == 1
+            });
+            if ours {
                 let _ = self.tmp_dir.remove_file(&self.spare_name);
             }
         }
@@ -679,6 +868,88 @@ mod tests {
             b"two\n",
             "the linked file is not ours to write"
         );
+    }
+
+    #[test]
+    fn a_message_reader_holding_files_refuses_what_read_limited_refuses() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("box");
+        fs::create_dir(&dir).unwrap();
+        let (tmp, bx) = (
+            Arc::new(Dir::open(root.path()).unwrap()),
+            Arc::new(Dir::open(&dir).unwrap()),
+        );
+        let mut reader = MessageReader::new(Arc::clone(&bx), "in.txt", true);
+        assert!(matches!(reader.read(64).unwrap(), ReadOutcome::Missing));
+        // Swapped in message after message: the two files stay open and
+        // each look reads the one the name leads to now.
+        let mut mf = MessageFile::new(tmp, Arc::clone(&bx), "in.txt", "box");
+        for n in 0..6 {
+            let msg = format!("message {n}{}\n", "!".repeat(n % 3));
+            mf.write(msg.as_bytes(), &|| Ok(())).unwrap();
+            assert!(
+                matches!(reader.read(64).unwrap(), ReadOutcome::Bytes(b) if b == msg.as_bytes()),
+                "{msg}"
+            );
+        }
+        assert!(reader.held.len() <= 2);
+        // A held file given a second name, grown too large, or replaced by
+        // a link or a FIFO: refused as by read_limited.
+        let p = dir.join("in.txt");
+        let outside = root.path().join("outside.txt");
+        fs::hard_link(&p, &outside).unwrap();
+        assert!(matches!(reader.read(64).unwrap(), ReadOutcome::Linked(2)));
+        fs::remove_file(&outside).unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(&[b'x'; 100])
+            .unwrap();
+        assert!(matches!(reader.read(64).unwrap(), ReadOutcome::TooLarge(_)));
+        fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&outside, &p).unwrap();
+        assert!(matches!(reader.read(64).unwrap(), ReadOutcome::Symlink));
+        fs::remove_file(&p).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &p,
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(reader.read(64).unwrap(), ReadOutcome::NotAFile));
+        fs::remove_file(&p).unwrap();
+        // A plain overwrite in place (a v1 bot) is read through the held file.
+        fs::write(&p, "one\n").unwrap();
+        assert!(matches!(reader.read(64).unwrap(), ReadOutcome::Bytes(b) if b == b"one\n"));
+        fs::write(&p, "two!\n").unwrap();
+        assert!(matches!(reader.read(64).unwrap(), ReadOutcome::Bytes(b) if b == b"two!\n"));
+    }
+
+    #[test]
+    fn a_writer_refusing_symlinks_writes_nothing_through_one() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("box");
+        fs::create_dir(&dir).unwrap();
+        let (tmp, bx) = (
+            Arc::new(Dir::open(root.path()).unwrap()),
+            Arc::new(Dir::open(&dir).unwrap()),
+        );
+        let mut mf = MessageFile::new(tmp, bx, "in.txt", "box").refusing_symlinks();
+        mf.write(b"one\n", &|| Ok(())).unwrap();
+        mf.write(b"two, longer\n", &|| Ok(())).unwrap();
+        mf.write(b"3\n", &|| Ok(())).unwrap();
+        assert_eq!(fs::read(dir.join("in.txt")).unwrap(), b"3\n");
+        let target = root.path().join("target.txt");
+        fs::write(&target, "keep\n").unwrap();
+        fs::remove_file(dir.join("in.txt")).unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("in.txt")).unwrap();
+        let e = mf.write(b"four\n", &|| Ok(())).unwrap_err();
+        assert!(TargetIsSymlink::in_io(&e), "{e}");
+        assert_eq!(fs::read(&target).unwrap(), b"keep\n");
+        assert!(is_symlink(&dir.join("in.txt")));
     }
 
     #[test]
