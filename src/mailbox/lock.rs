@@ -3,7 +3,8 @@
 //! Owns `referee.lock` (an fs2 lock: fast exclusion on one machine) and the
 //! `REFEREE/` folder with its `OWNER` file (exclusion across machines, where
 //! flock sees nothing): acquire by rename, a heartbeat thread, staleness
-//! judged only on this process's monotonic clock, break by rename-aside.
+//! judged only on this process's monotonic clock, break by swapping our
+//! lock in (by rename-aside where the drive cannot swap names).
 //! Never compares clocks of two machines; never touches mailboxes. Works
 //! through the board folder held open ([`Dir`]): follows no link in the
 //! board (a `referee.lock` or `REFEREE/` that is a link is refused), and
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use fs2::FileExt;
 
-use mailbox_protocol::files::{Dir, ReadOutcome};
+use mailbox_protocol::files::{cannot_exchange, Dir, ReadOutcome};
 
 /// The lock folder inside the board.
 pub const LOCK_DIR: &str = "REFEREE";
@@ -770,7 +771,6 @@ pub fn acquire_folder(
     let tmp_name = format!("{LOCK_DIR}.tmp-{}", record.token);
     let dead_name = format!("{LOCK_DIR}.dead-{}", record.token);
     let tmp = board.join(&tmp_name);
-    let dead = board.join(&dead_name);
     let look_every = (opts.stale / 20).clamp(Duration::from_millis(5), Duration::from_millis(250));
     // What we last saw in OWNER, since when (our clock), and whether we have
     // seen it change at all.
@@ -891,31 +891,18 @@ pub fn acquire_folder(
             std::thread::sleep(look_every);
             continue;
         }
-        // Move it aside, make sure it is what we judged, then delete.
-        if fs::rename(&lock_dir, &dead).is_err() {
-            // Someone else moved it first. Do not rush into the gap they
-            // may be about to close: look again after a pause.
-            seen = None;
-            std::thread::sleep(look_every);
-            continue;
-        }
-        let aside = match Dir::open(&dead).and_then(|d| d.read_limited(OWNER_FILE, 4096)) {
-            Ok(ReadOutcome::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),
-            Ok(ReadOutcome::Missing) => format!("({LOCK_DIR}/ without an {OWNER_FILE} file)"),
-            Ok(other) => format!("(not an owner record: {other:?})"),
-            Err(_) => String::new(),
-        };
-        if aside != text {
-            // It changed under us (a heartbeat, or another breaker's lock): put it back.
-            if let Err(e) = fs::rename(&dead, &lock_dir) {
-                tracing::warn!("could not restore a lock moved aside: {e}");
+        match break_lock(board, &board_dir, record, &tmp_name, &dead_name, &text) {
+            Break::Done => {}
+            Break::Changed => {
+                // Someone else broke it or took the board a moment ago.
+                // Do not rush into the gap they may be about to close:
+                // look again after a pause.
+                seen = None;
+                changed_once = false;
+                std::thread::sleep(look_every);
+                continue;
             }
-            seen = None;
-            changed_once = false;
-            std::thread::sleep(look_every);
-            continue;
         }
-        remove_lock_folder(board, &dead_name);
         took_over_live |= owner.is_some() && (!dead_here || known_stale);
         match &owner {
             Some(o) => {
@@ -938,6 +925,91 @@ pub fn acquire_folder(
         seen = None;
         changed_once = false;
         told = false;
+    }
+}
+
+/// What a breaker's attempt on a lock it judged stale came to.
+enum Break {
+    /// The lock judged stale is gone; where the drive swaps names, ours is
+    /// in its place.
+    Done,
+    /// The board's lock was not the one judged (another breaker or a new
+    /// holder was quicker): it is left as it was.
+    Changed,
+}
+
+/// Breaks the board's lock whose OWNER read `judged`.
+///
+/// Where the drive swaps names, our own lock folder (`tmp_name`) and the
+/// board's swap in one step, and we look at what we took: the stale lock
+/// is deleted, anything else swapped back. The board is never without a
+/// lock meanwhile, so no racer can put its lock into a gap while the lock
+/// we took by mistake — a holder that has already told its caller it holds
+/// the board — is out of place. Elsewhere (network drives) the lock is
+/// moved aside to `dead_name`, looked at, and put back if it was not the
+/// one judged; a racer's lock put in that moment stays, and the holder
+/// moved aside learns it at its next heartbeat.
+fn break_lock(
+    board: &Path,
+    board_dir: &Dir,
+    record: &OwnerRecord,
+    tmp_name: &str,
+    dead_name: &str,
+    judged: &str,
+) -> Break {
+    let ours = board_dir
+        .child_or_create(tmp_name)
+        .and_then(|(tmp, _)| tmp.replace(OWNER_FILE, record.encode().as_bytes()));
+    let swapped = match ours.and_then(|()| board_dir.exchange(tmp_name, board_dir, LOCK_DIR)) {
+        Ok(()) => true,
+        Err(e) if cannot_exchange(&e) => false,
+        Err(_) => {
+            remove_lock_folder(board, tmp_name);
+            return Break::Changed;
+        }
+    };
+    if swapped {
+        if lock_folder_text(board_dir, tmp_name) != judged {
+            if let Err(e) = board_dir.exchange(tmp_name, board_dir, LOCK_DIR) {
+                tracing::warn!("could not swap back a lock taken by mistake: {e}");
+            }
+            remove_lock_folder(board, tmp_name);
+            return Break::Changed;
+        }
+        // The stale lock goes where a moved-aside one goes (files in it
+        // that no referee made keep it there).
+        let stale = match board_dir.rename(tmp_name, board_dir, dead_name) {
+            Ok(()) => dead_name,
+            Err(_) => tmp_name,
+        };
+        remove_lock_folder(board, stale);
+        return Break::Done;
+    }
+    remove_lock_folder(board, tmp_name);
+    if board_dir.rename(LOCK_DIR, board_dir, dead_name).is_err() {
+        return Break::Changed;
+    }
+    if lock_folder_text(board_dir, dead_name) != judged {
+        if let Err(e) = board_dir.rename(dead_name, board_dir, LOCK_DIR) {
+            tracing::warn!("could not restore a lock moved aside: {e}");
+        }
+        return Break::Changed;
+    }
+    remove_lock_folder(board, dead_name);
+    Break::Done
+}
+
+/// What the OWNER of the lock folder `name` on the board says, told the
+/// way `read_owner_text` tells it to a breaker.
+fn lock_folder_text(board_dir: &Dir, name: &str) -> String {
+    match board_dir
+        .child(name)
+        .and_then(|d| d.read_limited(OWNER_FILE, 4096))
+    {
+        Ok(ReadOutcome::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),
+        Ok(ReadOutcome::Missing) => format!("({LOCK_DIR}/ without an {OWNER_FILE} file)"),
+        Ok(other) => format!("(not an owner record: {other:?})"),
+        Err(_) => String::new(),
     }
 }
 
@@ -992,6 +1064,65 @@ mod tests {
         };
         assert_eq!(OwnerRecord::parse(&r.encode()), Some(r));
         assert_eq!(OwnerRecord::parse("garbage"), None);
+    }
+
+    fn record(token: &str) -> OwnerRecord {
+        OwnerRecord {
+            token: token.into(),
+            host: "h".into(),
+            pid: 1,
+            started: "2026-01-01T00:00:00Z".into(),
+            heartbeat: 0,
+            board: "/b".into(),
+            command: "test".into(),
+            stale_ms: 1000,
+        }
+    }
+
+    #[test]
+    fn a_breaker_that_finds_a_fresh_lock_leaves_no_moment_for_a_racer() {
+        // Seen once in CI: two breakers judged one lock stale; the first
+        // broke it and took the board, the second then moved that fresh
+        // lock aside to look at it, and in that moment a third put its own
+        // lock in: two holders. Here a holder's fresh lock is on the board,
+        // a breaker whose judgment is out of date tries to break it again
+        // and again, and a racer tries all the while to put its lock in.
+        let dir = tempfile::tempdir().unwrap();
+        let board = Dir::open(dir.path()).unwrap();
+        let (held, _) = board.child_or_create(LOCK_DIR).unwrap();
+        held.replace(OWNER_FILE, record("holder").encode().as_bytes())
+            .unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let racer = {
+            let (path, stop) = (dir.path().to_path_buf(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let board = Dir::open(&path).unwrap();
+                let (tmp, _) = board.child_or_create("REFEREE.tmp-racer").unwrap();
+                tmp.replace(OWNER_FILE, record("racer").encode().as_bytes())
+                    .unwrap();
+                while !stop.load(Ordering::SeqCst) {
+                    if board.rename("REFEREE.tmp-racer", &board, LOCK_DIR).is_ok() {
+                        return true;
+                    }
+                }
+                false
+            })
+        };
+        for _ in 0..3000 {
+            let outcome = break_lock(
+                dir.path(),
+                &board,
+                &record("breaker"),
+                "REFEREE.tmp-breaker",
+                "REFEREE.dead-breaker",
+                "the record the breaker judged stale",
+            );
+            assert!(matches!(outcome, Break::Changed));
+        }
+        stop.store(true, Ordering::SeqCst);
+        assert!(!racer.join().unwrap(), "the racer put its lock in");
+        assert_eq!(read_owner(dir.path()).unwrap().token, "holder");
+        assert!(held.still_at(&board, LOCK_DIR));
     }
 
     #[test]

@@ -263,6 +263,20 @@ impl Dir {
         Ok(rustix::fs::renameat(&self.fd, from, &to_dir.fd, to)?)
     }
 
+    /// Swaps `self/a` and `to_dir/b` in one step (Linux
+    /// `renameat2(RENAME_EXCHANGE)`): both names exist throughout. Drives
+    /// that cannot (network file systems, other systems) refuse it with
+    /// `EINVAL` or `ENOSYS`.
+    pub fn exchange(&self, a: &str, to_dir: &Dir, b: &str) -> io::Result<()> {
+        Ok(rustix::fs::renameat_with(
+            &self.fd,
+            a,
+            &to_dir.fd,
+            b,
+            RenameFlags::EXCHANGE,
+        )?)
+    }
+
     /// The names in this folder (`.` and `..` left out).
     pub fn names(&self) -> io::Result<Vec<String>> {
         let fd = rustix::fs::openat(&self.fd, ".", DIR_FLAGS, Mode::empty())?;
@@ -288,6 +302,15 @@ impl Dir {
     pub fn replace(&self, name: &str, content: &[u8]) -> io::Result<()> {
         swap_in(self, self, name, content, Swap::Over)
     }
+}
+
+/// Whether [`Dir::exchange`] failed because the drive cannot swap names
+/// (rather than because a name is missing or the drive failed).
+pub fn cannot_exchange(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)
+    )
 }
 
 impl AsFd for Dir {
@@ -553,17 +576,6 @@ fn swap_in(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8], swap: Swap) -> 
     result
 }
 
-/// Swaps two names atomically (Linux `renameat2(RENAME_EXCHANGE)`).
-fn exchange(a_dir: &Dir, a: &str, b_dir: &Dir, b: &str) -> io::Result<()> {
-    Ok(rustix::fs::renameat_with(
-        &a_dir.fd,
-        a,
-        &b_dir.fd,
-        b,
-        RenameFlags::EXCHANGE,
-    )?)
-}
-
 /// One move file written message after message, replaced atomically each
 /// time without creating a file per message.
 ///
@@ -717,14 +729,12 @@ impl MessageFile {
         // lost the board (stopped, then continued) must not write into it.
         gate()?;
         let swapped = match self.live {
-            Some(_) => match exchange(&self.tmp_dir, &self.spare_name, &self.dir, self.name) {
+            Some(_) => match self
+                .tmp_dir
+                .exchange(&self.spare_name, &self.dir, self.name)
+            {
                 Ok(()) => true,
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)
-                    ) =>
-                {
+                Err(e) if cannot_exchange(&e) => {
                     // This drive cannot swap: from now on, fresh files.
                     self.swaps = false;
                     false
