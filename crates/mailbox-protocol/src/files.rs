@@ -823,15 +823,20 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn a_message_file_swaps_in_each_message_whole() {
+    /// A temp folder holding a mailbox `box/`: (the temp folder, the
+    /// mailbox's path, the temp folder open, the mailbox open).
+    fn mailbox_in_temp() -> (tempfile::TempDir, PathBuf, Arc<Dir>, Arc<Dir>) {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("box");
         fs::create_dir(&dir).unwrap();
-        let (tmp, bx) = (
-            Arc::new(Dir::open(root.path()).unwrap()),
-            Arc::new(Dir::open(&dir).unwrap()),
-        );
+        let tmp = Arc::new(Dir::open(root.path()).unwrap());
+        let bx = Arc::new(Dir::open(&dir).unwrap());
+        (root, dir, tmp, bx)
+    }
+
+    #[test]
+    fn a_message_file_swaps_in_each_message_whole() {
+        let (root, dir, tmp, bx) = mailbox_in_temp();
         let mut mf = MessageFile::new(tmp, bx, "in.txt", "box");
         for n in 0..5 {
             let msg = format!("referee\nbox\n{n}\n{}\n", "x".repeat(10 - 2 * n));
@@ -853,13 +858,7 @@ mod tests {
 
     #[test]
     fn a_linked_move_file_is_never_written_again() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("box");
-        fs::create_dir(&dir).unwrap();
-        let (tmp, bx) = (
-            Arc::new(Dir::open(root.path()).unwrap()),
-            Arc::new(Dir::open(&dir).unwrap()),
-        );
+        let (root, dir, tmp, bx) = mailbox_in_temp();
         let mut mf = MessageFile::new(tmp, bx, "in.txt", "box");
         mf.write(b"one\n", &|| Ok(())).unwrap();
         mf.write(b"two\n", &|| Ok(())).unwrap();
@@ -882,13 +881,7 @@ mod tests {
 
     #[test]
     fn a_message_reader_holding_files_refuses_what_read_limited_refuses() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("box");
-        fs::create_dir(&dir).unwrap();
-        let (tmp, bx) = (
-            Arc::new(Dir::open(root.path()).unwrap()),
-            Arc::new(Dir::open(&dir).unwrap()),
-        );
+        let (root, dir, tmp, bx) = mailbox_in_temp();
         let mut reader = MessageReader::new(Arc::clone(&bx), "in.txt", true);
         assert!(matches!(reader.read(64).unwrap(), ReadOutcome::Missing));
         // Swapped in message after message: the two files stay open and
@@ -940,13 +933,7 @@ mod tests {
 
     #[test]
     fn a_writer_refusing_symlinks_writes_nothing_through_one() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("box");
-        fs::create_dir(&dir).unwrap();
-        let (tmp, bx) = (
-            Arc::new(Dir::open(root.path()).unwrap()),
-            Arc::new(Dir::open(&dir).unwrap()),
-        );
+        let (root, dir, tmp, bx) = mailbox_in_temp();
         let mut mf = MessageFile::new(tmp, bx, "in.txt", "box").refusing_symlinks();
         mf.write(b"one\n", &|| Ok(())).unwrap();
         mf.write(b"two, longer\n", &|| Ok(())).unwrap();
