@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::cli::WatchArgs;
 use crate::error::{exit, HarnessError};
 use crate::game::{diagram_marked, parse_board_string, parse_square, Color};
-use crate::report::live::{live_dir, LiveLine};
+use crate::report::live::{first_line, live_dir, LiveLine};
 
 use super::players::{optional_config, results_dir};
 
@@ -234,20 +234,9 @@ fn candidates(dir: &Path, skip: &[PathBuf], player: Option<&str>) -> Vec<PathBuf
 
 /// Whether the live file at `path` is a game of `player` (its `start` line).
 fn plays_in(path: &Path, player: &str) -> bool {
-    use std::io::Read;
-    let Ok(file) = crate::input_file::open_regular(path) else {
-        return false;
-    };
-    let mut first = String::new();
-    if BufReader::new(file.take(64 * 1024))
-        .read_line(&mut first)
-        .is_err()
-    {
-        return false;
-    }
     matches!(
-        serde_json::from_str::<LiveLine>(&first),
-        Ok(LiveLine::Start { black, white, .. }) if black == player || white == player
+        first_line(path),
+        Some(LiveLine::Start { black, white, .. }) if black == player || white == player
     )
 }
 

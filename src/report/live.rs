@@ -60,27 +60,26 @@ fn live_file(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.jsonl"))
 }
 
-/// Whether `path` is a live file this program wrote for game `id`: a
-/// regular file (not a link) whose first line is that game's `start`.
-fn is_ours(path: &Path, id: &str) -> bool {
+/// The first line of the live file at `path`, if it is a regular file
+/// (not a link) whose first line (read up to 64 KiB) is a live line.
+pub fn first_line(path: &Path) -> Option<LiveLine> {
     use std::io::{BufRead, BufReader, Read};
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
+    let meta = std::fs::symlink_metadata(path).ok()?;
     if !meta.file_type().is_file() {
-        return false;
+        return None;
     }
-    let Ok(file) = crate::input_file::open_regular(path) else {
-        return false;
-    };
+    let file = crate::input_file::open_regular(path).ok()?;
     let mut first = String::new();
-    if BufReader::new(file.take(64 * 1024))
+    BufReader::new(file.take(64 * 1024))
         .read_line(&mut first)
-        .is_err()
-    {
-        return false;
-    }
-    matches!(serde_json::from_str::<LiveLine>(&first), Ok(LiveLine::Start { id: i, .. }) if i == id)
+        .ok()?;
+    serde_json::from_str(&first).ok()
+}
+
+/// Whether `path` is a live file this program wrote for game `id`: its
+/// first line is that game's `start`.
+fn is_ours(path: &Path, id: &str) -> bool {
+    matches!(first_line(path), Some(LiveLine::Start { id: i, .. }) if i == id)
 }
 
 /// Removes the live files a stopped run left for the games of `ids` (they
