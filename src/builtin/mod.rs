@@ -34,7 +34,9 @@ pub fn run(strategy: Strategy, seed: u64, dir: &Path, games: Option<u32>) -> std
     let mut ended = 0;
     loop {
         let Some(msg) = mailbox.next_message(None) else {
-            continue;
+            // Without a deadline only a closed pipe ends the wait: the
+            // referee is gone.
+            return Ok(());
         };
         let reply = match Request::decode(&msg.text) {
             Ok(Request::New { game, .. }) => {

@@ -222,7 +222,7 @@ impl Run<'_> {
         }
         let mut late = false;
         if let Err(AnswerError::Timeout { pending }) = &result {
-            let partial = matches!(pending, Pending::Partial(_));
+            let partial = matches!(pending, Pending::Partial(_) | Pending::PipePartial(_));
             if kind != Verb::New && !partial && !self.wrong_seq_written(seq) {
                 let extra = Duration::from_millis(limit).min(LATE_GRACE);
                 result = self.inst.wait(t0 + Duration::from_millis(limit) + extra);
@@ -298,6 +298,10 @@ impl Run<'_> {
                     AnswerError::Symlink(_) | AnswerError::Io(_) => {
                         self.inst.stop(GRACE);
                         self.report.stopped = Some(format!("the mailbox became unusable: {e}"));
+                    }
+                    AnswerError::Pipe(_) => {
+                        self.inst.stop(GRACE);
+                        self.report.stopped = Some(format!("the pipe became unusable: {e}"));
                     }
                     AnswerError::Timeout { .. } if kind == Verb::New && !self.answered_any => {
                         self.inst.stop(GRACE);

@@ -79,6 +79,7 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         },
         protocol: args.protocol,
         engine: Default::default(),
+        pipe: true,
     };
     spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
     let shown = args.command.join(" ");

@@ -87,6 +87,7 @@ pub fn resolve(text: &str, config: Option<&Config>, seed: u64) -> anyhow::Result
         sandbox: Default::default(),
         protocol: Default::default(),
         engine: Default::default(),
+        pipe: true,
     };
     if let Err(msg) = spec.resolve() {
         let known = config

@@ -111,6 +111,7 @@ pub(super) fn players(
             }
         }
         let (protocol, engine) = engine_settings(src, p, i, &name, &launch, size)?;
+        let pipe = pipe_setting(src, p, i, &name, &launch, protocol)?;
         sandbox.enabled = p.sandbox.unwrap_or(true);
         sandbox.ponder = p.ponder.unwrap_or(false);
         sandbox.user = p.user.clone();
@@ -133,6 +134,7 @@ pub(super) fn players(
             sandbox,
             protocol,
             engine,
+            pipe,
         });
     }
     if players.len() < 2 {
@@ -145,6 +147,36 @@ pub(super) fn players(
         ));
     }
     Ok(players)
+}
+
+/// A player's `pipe`: on unless it says otherwise, and said `true` only
+/// where a pipe can be offered (a mailbox bot the referee starts).
+fn pipe_setting(
+    src: &Source<'_>,
+    p: &RawPlayer,
+    i: usize,
+    name: &str,
+    launch: &Launch,
+    protocol: Protocol,
+) -> Result<bool, ConfigError> {
+    let Some(pipe) = &p.pipe else {
+        return Ok(!matches!(launch, Launch::Waiting { .. }) && !protocol.is_engine());
+    };
+    let why = if matches!(launch, Launch::Waiting { .. }) {
+        "a bot started by hand may be on another machine, so it is never offered a pipe"
+    } else if protocol.is_engine() {
+        "an engine already talks over its stdin and stdout"
+    } else {
+        return Ok(*pipe.get_ref());
+    };
+    if !*pipe.get_ref() {
+        return Ok(false);
+    }
+    Err(src.error_at(
+        pipe.span(),
+        Some(&format!("player[{}].pipe", i + 1)),
+        format!("player `{name}`: `pipe = true` is for a mailbox bot the referee starts; {why} (remove the line)"),
+    ))
 }
 
 /// A player's `protocol` and `depth`: an engine protocol needs a

@@ -136,6 +136,7 @@ pub(super) struct RawPlayer {
     pub(super) user: Option<String>,
     pub(super) protocol: Option<Spanned<String>>,
     pub(super) depth: Option<Spanned<u32>>,
+    pub(super) pipe: Option<Spanned<bool>>,
 }
 
 /// `text` as the tables of a tournament file; a syntax or type error

@@ -204,6 +204,9 @@ pub enum Pending {
     Stale(u64),
     /// `out.txt` could not be read (a drive's error); looked at again.
     Unreadable(String),
+    /// The start of an answer on the pipe (PROTOCOL.md, "The pipe"), not
+    /// finished.
+    PipePartial(String),
 }
 
 /// Removes temp and spare files that writers killed mid-write left in
@@ -274,6 +277,9 @@ pub enum AnswerError {
     Io(String),
     /// This referee lost the board: it wrote nothing.
     LockLost(LockLost),
+    /// What came on the bot's pipe is not its answer, or the pipe cannot
+    /// take the message (the bot stopped reading it): what was found.
+    Pipe(String),
 }
 
 impl fmt::Display for AnswerError {
@@ -297,6 +303,12 @@ impl fmt::Display for AnswerError {
             AnswerError::Timeout {
                 pending: Pending::Unreadable(e),
             } => write!(f, "no answer in time (out.txt could not be read: {e})"),
+            AnswerError::Timeout {
+                pending: Pending::PipePartial(s),
+            } => write!(
+                f,
+                "the answer never completed: the pipe (fd 4) gave {s:?} (an answer is four lines, each ending in a newline, in one write)"
+            ),
             AnswerError::Garbage(why) => write!(f, "garbage in out.txt: {why}"),
             AnswerError::BadFrame(why) => write!(f, "garbage in out.txt: {why}"),
             AnswerError::WrongSender { from, to } => write!(
@@ -307,6 +319,7 @@ impl fmt::Display for AnswerError {
             AnswerError::Aborted(why) => write!(f, "{why}"),
             AnswerError::Io(e) => write!(f, "cannot read the mailbox: {e}"),
             AnswerError::LockLost(why) => write!(f, "the board is no longer ours: {why}"),
+            AnswerError::Pipe(why) => write!(f, "{why}"),
         }
     }
 }

@@ -15,6 +15,7 @@ pub use output::LIBRARY_FALLBACK;
 pub mod process;
 mod spec;
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -29,6 +30,8 @@ pub use spec::{
 use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
 use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError, WriteAccess};
 use crate::sandbox::{self, Policy, Scratch, Warden};
+use mailbox_protocol::pipe::{self, PipeError, PipeReader};
+use mailbox_protocol::{Message, REFEREE};
 
 /// How long a bot gets between TERM and KILL.
 pub const GRACE: Duration = Duration::from_millis(500);
@@ -80,7 +83,119 @@ pub struct Instance {
     ran_unmeasured: Duration,
     /// An engine's conversation (GTP, NBoard), while its process runs.
     engine: Option<EngineDriver>,
+    /// The pipe offered to the running process, while it is on offer or
+    /// taken (PROTOCOL.md, "The pipe").
+    pipe: Option<OfferedPipe>,
 }
+
+/// The referee's ends of the pipe offered to a bot's process.
+struct OfferedPipe {
+    /// Where its messages go (the bot reads the other end at fd 3).
+    to_bot: File,
+    /// Where its answers come from (it writes the other end at fd 4).
+    from_bot: PipeReader,
+    /// It took the offer with its first answer: from then on messages and
+    /// answers go only through the pipe.
+    taken: bool,
+    /// Why the last message could not be written (the bot closed its end),
+    /// for the wait that follows.
+    broken: Option<String>,
+}
+
+impl OfferedPipe {
+    /// A fresh pipe pair: the referee's ends, and the bot's (the end it
+    /// reads, the end it writes).
+    fn new() -> std::io::Result<(OfferedPipe, (File, File))> {
+        let (bot_reads, to_bot) = pipe::pipe()?;
+        let (from_bot, bot_writes) = pipe::pipe()?;
+        pipe::set_nonblocking(&to_bot)?;
+        let offered = OfferedPipe {
+            to_bot,
+            from_bot: PipeReader::new(from_bot)?,
+            taken: false,
+            broken: None,
+        };
+        Ok((offered, (bot_reads, bot_writes)))
+    }
+
+    /// Writes `message` in one write. A bot that closed its end is heard of
+    /// at the wait (its process may have ended: that is the better
+    /// reason); one that stopped reading, so the pipe is full, is refused.
+    fn send(&mut self, message: &Message) -> Result<(), AnswerError> {
+        match pipe::send(&self.to_bot, message) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.broken = Some(
+                    "the bot closed fd 3, where its messages come, so the message could not be \
+                     sent"
+                        .to_string(),
+                );
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(AnswerError::Pipe(
+                format!("the bot does not read its messages: its pipe (fd 3) is full ({e})"),
+            )),
+            Err(e) => Err(AnswerError::Pipe(format!("cannot write to the bot's pipe: {e}"))),
+        }
+    }
+
+    /// The answer to message `seq` of bot `id`, by `deadline`: four lines
+    /// in one piece with the right sender and seq, or why not (`exited`
+    /// says whether the process ended).
+    fn answer(
+        &mut self,
+        id: &str,
+        seq: u64,
+        deadline: Instant,
+        process: Option<&ProcessTree>,
+        exited: &mut dyn FnMut() -> Option<String>,
+    ) -> Result<String, AnswerError> {
+        // Its exit status, once the watcher saw it, says more than a pipe
+        // closed.
+        let ended = |why: String| {
+            let exit = process.and_then(|p| p.exit.wait(Duration::from_millis(300)));
+            AnswerError::Aborted(match exit {
+                Some(info) => format!("the bot's process ended ({info})"),
+                None => why,
+            })
+        };
+        if let Some(why) = self.broken.take() {
+            return Err(ended(why));
+        }
+        let got = self.from_bot.recv(Some(deadline), PIPE_TICK, exited);
+        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match got {
+            Ok(m) if m.seq != seq => Err(AnswerError::Pipe(format!(
+                "garbage on the pipe (fd 4): an answer to seq {}, not {seq} (line 3 must repeat \
+                 the seq of the message)",
+                m.seq
+            ))),
+            Ok(m) if m.from != id || m.to != REFEREE => Err(AnswerError::WrongSender {
+                from: m.from,
+                to: m.to,
+            }),
+            Ok(m) => Ok(m.text),
+            Err(PipeError::Timeout { partial }) => Err(AnswerError::Timeout {
+                pending: match partial.is_empty() {
+                    true => crate::mailbox::Pending::Nothing,
+                    false => crate::mailbox::Pending::PipePartial(lossy(&partial)),
+                },
+            }),
+            Err(PipeError::Closed { .. }) => {
+                Err(ended("the bot closed fd 4, its end of the pipe".to_string()))
+            }
+            Err(PipeError::Garbage(why)) => {
+                Err(AnswerError::Pipe(format!("garbage on the pipe (fd 4): {why}")))
+            }
+            Err(PipeError::Aborted(why)) => Err(AnswerError::Aborted(why)),
+            Err(PipeError::Io(e)) => Err(AnswerError::Pipe(format!("cannot read the pipe: {e}"))),
+        }
+    }
+}
+
+/// How often a wait on the pipe looks whether the bot's process ended (its
+/// pipe closes when it does, unless a process it left holds it).
+const PIPE_TICK: Duration = Duration::from_millis(100);
 
 /// A sandboxed bot's folders are measured after an answer once it has had
 /// this much time to write since the last look (a look costs a dozen
@@ -136,6 +251,7 @@ impl Instance {
             sent_at: None,
             ran_unmeasured: Duration::ZERO,
             engine: None,
+            pipe: None,
         })
     }
 
@@ -247,9 +363,12 @@ impl Instance {
         let program = fill(&argv[0]);
         let args: Vec<String> = argv[1..].iter().map(|a| fill(a)).collect();
         let sandboxed = self.spec.sandbox.enabled && matches!(self.spec.launch, Launch::Command(_));
+        let (offer, bot_ends) = self.offer_pipe()?.unzip();
         let (mut cmd, report, child_ends) = if sandboxed {
-            let (policy, scratch) = self.policy(&seen)?;
-            let wrapped = sandbox::wrap(&program, &args, &policy, self.spec.sandbox.ponder)
+            let (mut policy, scratch) = self.policy(&seen)?;
+            policy.pipe = bot_ends.is_some();
+            let ends = bot_ends.as_ref().map(|(r, w)| (r, w));
+            let wrapped = sandbox::wrap(&program, &args, &policy, self.spec.sandbox.ponder, ends)
                 .map_err(|e| {
                     StartError::Player(format!(
                         "player `{}`: cannot make its sandbox: {e}",
@@ -264,11 +383,27 @@ impl Instance {
         } else {
             let mut cmd = Command::new(&program);
             cmd.args(&args);
+            #[cfg(unix)]
+            if let Some((reads, writes)) = &bot_ends {
+                use std::os::fd::AsRawFd;
+                process::place_fds(
+                    &mut cmd,
+                    vec![
+                        (reads.as_raw_fd(), pipe::BOT_READS_FD),
+                        (writes.as_raw_fd(), pipe::BOT_WRITES_FD),
+                    ],
+                );
+            }
             (cmd, None, None)
         };
         cmd.current_dir(&seen)
             .env("TOURNAMENT_MAILBOX", &dir)
             .env("TOURNAMENT_ID", &self.id);
+        if offer.is_some() {
+            cmd.env(pipe::PIPE_ENV, pipe::offer());
+        } else {
+            cmd.env_remove(pipe::PIPE_ENV);
+        }
         let bell = self.mailbox.doorbell();
         let is_engine = self.spec.protocol.is_engine();
         // An engine's link hears of the exit too: its output may outlive it.
@@ -278,6 +413,7 @@ impl Instance {
             let _ = exited.try_send(());
         });
         drop(child_ends);
+        drop(bot_ends);
         let (tree, mut child) = spawned.map_err(|e| {
             let hint = match e.kind() {
                 std::io::ErrorKind::PermissionDenied => {
@@ -304,9 +440,33 @@ impl Instance {
         }
         tracing::debug!(bot = %self.id, pid = tree.pid, command = %argv.join(" "), "bot started");
         self.process = Some(tree);
+        self.pipe = offer;
         self.starts += 1;
         self.started_at = Some(Instant::now());
         Ok(())
+    }
+
+    /// A pipe to offer the process about to start, with the bot's ends:
+    /// for a mailbox bot the referee starts whose player allows it.
+    fn offer_pipe(&self) -> Result<Option<(OfferedPipe, (File, File))>, StartError> {
+        if !self.spec.pipe || self.spec.is_waiting() || self.spec.protocol.is_engine() {
+            return Ok(None);
+        }
+        OfferedPipe::new().map(Some).map_err(|e| {
+            StartError::Player(format!(
+                "player `{}`: cannot make its pipe: {e}",
+                self.spec.name
+            ))
+        })
+    }
+
+    /// How messages reach the running process now: `pipe` once it took
+    /// the offer, else `files`.
+    pub fn transport(&self) -> &'static str {
+        match &self.pipe {
+            Some(p) if p.taken => "pipe",
+            _ => "files",
+        }
     }
 
     /// The conversation with a just-started engine over its stdin/stdout,
@@ -362,6 +522,7 @@ impl Instance {
             pid_namespace: protections.pid_namespace.is_ok(),
             landlock: protections.landlock_abi.is_some(),
             contain_group: protections.seccomp.is_ok(),
+            pipe: false,
         };
         Ok((policy, scratch))
     }
@@ -436,7 +597,10 @@ impl Instance {
             }
             return Ok(self.seq);
         }
-        let sent = self.mailbox.send(&self.access, self.seq, text);
+        let sent = match self.pipe.as_mut().filter(|p| p.taken) {
+            Some(p) => p.send(&Message::new(REFEREE, &self.id, self.seq, text)),
+            None => self.mailbox.send(&self.access, self.seq, text),
+        };
         // Let go once the message is there: the bot wakes once, to a
         // message it can read (its clock started before the write).
         self.thaw();
@@ -456,7 +620,16 @@ impl Instance {
                 .and_then(|p| p.exit.get())
                 .map(|info| format!("the bot's process ended ({info})"))
         };
-        let mut answer = self.mailbox.wait_answer(self.seq, deadline, &mut exited);
+        let mut answer = match self.pipe.as_mut().filter(|p| p.taken) {
+            Some(p) => p.answer(&self.id, self.seq, deadline, process, &mut exited),
+            None => {
+                let answer = self.mailbox.wait_answer(self.seq, deadline, &mut exited);
+                if answer.is_ok() {
+                    self.settle_offer();
+                }
+                answer
+            }
+        };
         self.freeze();
         self.ran_unmeasured += self.sent_at.map_or(Duration::ZERO, |t| t.elapsed());
         if answer.is_ok() && self.ran_unmeasured >= MEASURE_AFTER {
@@ -470,6 +643,22 @@ impl Instance {
             Err(e) => tracing::trace!(bot = %self.id, seq = self.seq, "← {e}"),
         }
         answer
+    }
+
+    /// After an answer in `out.txt`: a bot that was offered the pipe took
+    /// it if it wrote the acceptance there first; otherwise the offer is
+    /// withdrawn (the pipe closed).
+    fn settle_offer(&mut self) {
+        let Some(p) = self.pipe.as_mut().filter(|p| !p.taken) else {
+            return;
+        };
+        p.taken = p.from_bot.holds_accept();
+        if p.taken {
+            tracing::debug!(bot = %self.id, "took the pipe");
+        } else {
+            tracing::debug!(bot = %self.id, "keeps to the files");
+            self.pipe = None;
+        }
     }
 
     /// An engine's answer, in the mailbox's terms: silence is a timeout, a
@@ -532,6 +721,7 @@ impl Instance {
                 p.exit.wait(grace.min(Duration::from_millis(200)));
             }
         }
+        self.pipe = None;
         let tree = self.process.take()?;
         let info = tree.terminate(grace);
         self.warden = None;

@@ -61,6 +61,9 @@ pub struct PlayerSpec {
     pub protocol: crate::engine::Protocol,
     /// What an engine is told beyond the game (NBoard's `set depth`).
     pub engine: crate::engine::EngineSettings,
+    /// Offer the bot a pipe beside its mailbox (PROTOCOL.md, "The pipe"):
+    /// only a mailbox bot the referee starts is offered one.
+    pub pipe: bool,
 }
 
 /// The Debian package that provides a well-known interpreter.
@@ -182,6 +185,7 @@ impl PlayerSpec {
             sandbox: crate::sandbox::Settings::default(),
             protocol: crate::engine::Protocol::Mailbox,
             engine: Default::default(),
+            pipe: true,
         }
     }
 
@@ -379,6 +383,7 @@ mod tests {
             sandbox: Default::default(),
             protocol: Default::default(),
             engine: Default::default(),
+            pipe: true,
         }
     }
 

@@ -185,7 +185,7 @@ impl<'a> MailboxSeat<'a> {
                 format!(" (its out.txt still answers an earlier message, seq {seq})")
             }
             Pending::Unreadable(e) => format!(" (its out.txt could not be read: {e})"),
-            Pending::Partial(_) => return None,
+            Pending::Partial(_) | Pending::PipePartial(_) => return None,
         };
         let mailbox = self.inst.mailbox_as_seen();
         Some(format!(
@@ -203,7 +203,7 @@ pub fn seat_error_of(err: AnswerError) -> SeatError {
     let detail = err.to_string();
     match err {
         AnswerError::Timeout {
-            pending: Pending::Partial(_),
+            pending: Pending::Partial(_) | Pending::PipePartial(_),
         } => SeatError::Timeout {
             partial: true,
             detail,
@@ -215,6 +215,7 @@ pub fn seat_error_of(err: AnswerError) -> SeatError {
         AnswerError::Garbage(_)
         | AnswerError::BadFrame(_)
         | AnswerError::Symlink(_)
+        | AnswerError::Pipe(_)
         | AnswerError::Io(_)
         | AnswerError::LockLost(_) => SeatError::Garbage(detail),
         AnswerError::WrongSender { .. } => SeatError::WrongSender(detail),

@@ -58,6 +58,11 @@ pub const DEFAULT_USER: &str = "nobody";
 const CTL_FD: i32 = 3;
 /// The file descriptor the warden reports the bot's end on.
 const REPORT_FD: i32 = 4;
+/// Where the warden holds the bot's end of an offered pipe that it reads
+/// (the bot gets it at `mailbox_protocol::pipe::BOT_READS_FD`)...
+const PIPE_READS_FD: i32 = 5;
+/// ... and the end it writes (at `BOT_WRITES_FD`).
+const PIPE_WRITES_FD: i32 = 6;
 
 /// Per-player sandbox settings from tournament.toml.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,6 +109,10 @@ pub struct Policy {
     /// Keep the bot's processes in its process group (seccomp).
     #[serde(default)]
     pub contain_group: bool,
+    /// Hand the bot the pipe it is offered (the warden holds it at
+    /// [`PIPE_READS_FD`] and [`PIPE_WRITES_FD`]).
+    #[serde(default)]
+    pub pipe: bool,
 }
 
 /// How the bot ended, as the warden saw it.
@@ -334,11 +343,22 @@ pub struct Wrapped {
 /// A command that starts `program args` under a warden applying `policy`.
 /// The caller sets the working directory and environment, which the bot
 /// inherits.
-pub fn wrap(program: &str, args: &[String], policy: &Policy, ponder: bool) -> io::Result<Wrapped> {
+///
+/// With `bot_pipe` (the bot's ends of the pipe it is offered: the one it
+/// reads, the one it writes; `policy.pipe` set), the warden gets them at
+/// [`PIPE_READS_FD`] and [`PIPE_WRITES_FD`] and hands them to the bot at
+/// the descriptors the offer names (PROTOCOL.md, "The pipe").
+pub fn wrap(
+    program: &str,
+    args: &[String],
+    policy: &Policy,
+    ponder: bool,
+    bot_pipe: Option<(&File, &File)>,
+) -> io::Result<Wrapped> {
     let exe = crate::program::to_start()?;
     let json = serde_json::to_string(policy).map_err(io::Error::other)?;
-    let (ctl_r, ctl_w) = pipe()?;
-    let (rep_r, rep_w) = pipe()?;
+    let (ctl_r, ctl_w) = mailbox_protocol::pipe::pipe()?;
+    let (rep_r, rep_w) = mailbox_protocol::pipe::pipe()?;
     set_nonblocking(&rep_r)?;
     let mut command = Command::new(exe);
     command
@@ -350,26 +370,15 @@ pub fn wrap(program: &str, args: &[String], policy: &Policy, ponder: bool) -> io
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
-        use std::os::unix::process::CommandExt;
-        let (a, b) = (ctl_r.as_raw_fd(), rep_w.as_raw_fd());
-        // SAFETY: only fcntl/dup2/close between fork and exec. Both ends
-        // are first moved above 10 so that placing them at 3 and 4 cannot
-        // overwrite one with the other.
-        unsafe {
-            command.pre_exec(move || {
-                let a2 = libc::fcntl(a, libc::F_DUPFD, 10);
-                let b2 = libc::fcntl(b, libc::F_DUPFD, 10);
-                if a2 < 0 || b2 < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                if libc::dup2(a2, CTL_FD) < 0 || libc::dup2(b2, REPORT_FD) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                libc::close(a2);
-                libc::close(b2);
-                Ok(())
-            });
+        let mut fds = vec![
+            (ctl_r.as_raw_fd(), CTL_FD),
+            (rep_w.as_raw_fd(), REPORT_FD),
+        ];
+        if let Some((reads, writes)) = bot_pipe {
+            fds.push((reads.as_raw_fd(), PIPE_READS_FD));
+            fds.push((writes.as_raw_fd(), PIPE_WRITES_FD));
         }
+        crate::player::process::place_fds(&mut command, fds);
     }
     Ok(Wrapped {
         command,
@@ -395,22 +404,6 @@ pub fn read_report(mut pipe: &File) -> Report {
         }
     }
     Report::parse(&text)
-}
-
-fn pipe() -> io::Result<(File, File)> {
-    #[cfg(unix)]
-    {
-        use std::os::fd::FromRawFd;
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills two fds on success.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: both fds are new and ours.
-        Ok(unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
-    }
-    #[cfg(not(unix))]
-    Err(io::Error::other("no pipes"))
 }
 
 fn set_nonblocking(f: &File) -> io::Result<()> {

@@ -17,7 +17,7 @@ use std::io::{self, Write};
 use std::os::fd::FromRawFd;
 use std::process::Command;
 
-use super::{Policy, CTL_FD, REPORT_FD};
+use super::{Policy, CTL_FD, PIPE_READS_FD, PIPE_WRITES_FD, REPORT_FD};
 
 /// Runs the warden (never returns). `args` are the process's arguments
 /// after `__sandbox`.
@@ -55,15 +55,23 @@ mod linux {
         if args.first().is_some_and(|a| a == "--probe") {
             return probe();
         }
-        // Nothing of the referee's but fds 0-4 reaches the bot.
+        // Nothing of the referee's but fds 0-4 (and the bot's pipe, 5 and
+        // 6, when it is offered one) reaches the bot.
         // SAFETY: close_range on fds we do not use.
         unsafe {
-            libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32);
+            libc::syscall(libc::SYS_close_range, 7u32, u32::MAX, 0u32);
         }
         let Some((policy, argv)) = parse(&args) else {
             report("error the sandbox was started with bad arguments");
             return 125;
         };
+        if !policy.pipe {
+            // SAFETY: closing fds we do not use.
+            unsafe {
+                libc::close(PIPE_READS_FD);
+                libc::close(PIPE_WRITES_FD);
+            }
+        }
         // The referee TERMs the whole group to end the bot: the warden
         // must stay to pass it on and report.
         // SAFETY: setting a standard disposition.
@@ -189,6 +197,12 @@ mod linux {
             let code = watch(policy, argv, true);
             std::process::exit(code);
         }
+        // The bot's pipe goes on in the namespace's first process only.
+        // SAFETY: closing fds this process does not use.
+        unsafe {
+            libc::close(PIPE_READS_FD);
+            libc::close(PIPE_WRITES_FD);
+        }
         loop {
             let mut status = 0;
             // SAFETY: waiting for our own child.
@@ -268,6 +282,8 @@ mod linux {
         unsafe {
             libc::fcntl(CTL_FD, libc::F_SETFD, libc::FD_CLOEXEC);
             libc::fcntl(REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+            libc::fcntl(PIPE_READS_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+            libc::fcntl(PIPE_WRITES_FD, libc::F_SETFD, libc::FD_CLOEXEC);
         }
         let mut rules = if policy.landlock {
             match landlock_rules(policy) {
@@ -297,6 +313,7 @@ mod linux {
             policy.processes,
         );
         let user = policy.user;
+        let pipe = policy.pipe;
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]);
         // SAFETY: between fork and exec in a single-threaded process.
@@ -312,6 +329,14 @@ mod linux {
                 libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
                 libc::setpgid(0, 0);
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                // The offered pipe, where the offer says (PROTOCOL.md, "The
+                // pipe"); dup2 leaves the copies open across exec.
+                if pipe
+                    && (libc::dup2(PIPE_READS_FD, mailbox_protocol::pipe::BOT_READS_FD) < 0
+                        || libc::dup2(PIPE_WRITES_FD, mailbox_protocol::pipe::BOT_WRITES_FD) < 0)
+                {
+                    return Err(io::Error::last_os_error());
+                }
                 set_limit(libc::RLIMIT_AS, limits.0);
                 set_limit(libc::RLIMIT_FSIZE, limits.1);
                 set_limit(libc::RLIMIT_CORE, 0);
@@ -354,6 +379,13 @@ mod linux {
         };
         let bot = child.id() as libc::pid_t;
         std::mem::forget(child); // reaped below, with everything else
+        // The bot's pipe is the bot's: once it ends, the referee sees the
+        // pipe close without waiting for the warden.
+        // SAFETY: closing fds only the bot uses from now on.
+        unsafe {
+            libc::close(PIPE_READS_FD);
+            libc::close(PIPE_WRITES_FD);
+        }
         serve(bot, signals, first_in_namespace)
     }
 

@@ -422,6 +422,7 @@ fn engine_spec(name: &str, protocol: Protocol, argv: &[&str]) -> Arc<PlayerSpec>
         sandbox: Default::default(),
         protocol,
         engine: EngineSettings { depth: 3 },
+        pipe: false,
     })
 }
 
@@ -824,6 +825,7 @@ fn alt_game(
         },
         protocol,
         engine: EngineSettings { depth: 3 },
+        pipe: false,
     });
     let mut engine = Instance::new(player, s.path(), 1).unwrap();
     let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();

@@ -77,6 +77,7 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
         },
         protocol: Default::default(),
         engine: Default::default(),
+        pipe: true,
     })
 }
 
@@ -98,6 +99,7 @@ fn builtin_spec(name: &str) -> Arc<PlayerSpec> {
         sandbox: Default::default(),
         protocol: Default::default(),
         engine: Default::default(),
+        pipe: true,
     })
 }
 

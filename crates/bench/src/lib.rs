@@ -611,6 +611,7 @@ fn idle_once(root: &Path, python: &Path, scripts: &Path, moves: usize) -> anyhow
         sandbox: Default::default(),
         protocol: Default::default(),
         engine: Default::default(),
+        pipe: true,
     });
     let board = scratch.path().join("board");
     std::fs::create_dir_all(&board)?;

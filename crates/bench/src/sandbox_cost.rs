@@ -130,6 +130,7 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow:
         },
         protocol: Default::default(),
         engine: Default::default(),
+        pipe: true,
     });
     let board = scratch.path().join("board");
     std::fs::create_dir_all(&board)?;

@@ -11,7 +11,8 @@
 //!
 //! The referee starts it in its mailbox folder (also named in
 //! `TOURNAMENT_MAILBOX`); [`BotMailbox`] waits for each message in
-//! `in.txt` and writes each answer to `out.txt`, the way PROTOCOL.md says.
+//! `in.txt` and writes each answer to `out.txt`, the way PROTOCOL.md says,
+//! or takes the pipe the referee offers and goes on through it.
 
 use mailbox_protocol::bot::BotMailbox;
 use mailbox_protocol::text::{Reply, Request};
@@ -22,7 +23,9 @@ fn main() -> std::io::Result<()> {
     let mut mailbox = BotMailbox::new(std::path::Path::new(&dir))?;
     loop {
         let Some(msg) = mailbox.next_message(None) else {
-            continue;
+            // Without a deadline only a closed pipe ends the wait: the
+            // referee is gone.
+            return Ok(());
         };
         let reply = match Request::decode(&msg.text) {
             Ok(Request::New { .. }) => Reply::Ready,

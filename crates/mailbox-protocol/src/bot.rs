@@ -1,16 +1,20 @@
 //! The bot's side of a mailbox: wait for a new message in `in.txt`, answer
-//! in `out.txt`. Used by the built-in bots, check-bot's test doubles and
-//! any bot written in Rust (`examples/first_legal.rs`).
+//! in `out.txt`; or, offered a pipe by the referee that started the bot,
+//! take it with the first answer and go on through it ([`crate::pipe`]).
+//! Used by the built-in bots, check-bot's test doubles and any bot written
+//! in Rust (`examples/first_legal.rs`).
 //!
 //! Owns only the bot side of the wire; it never writes `in.txt`.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::doorbell::{self, Backoff, Doorbell};
 use crate::files::{Dir, MessageFile, MessageReader, ReadOutcome};
 use crate::message::{Decoded, Message, MAX_MESSAGE_BYTES, REFEREE};
+use crate::pipe::{self, PipeError, PipeReader};
 use crate::{IN_FILE, OUT_FILE};
 
 /// A bot's mailbox: the folder (where its spare file goes too) is held open, like the referee's ([`Dir`]), so `in.txt` is
@@ -31,6 +35,44 @@ pub struct BotMailbox {
     queued: bool,
     looked: bool,
     last_seq: Option<u64>,
+    /// The pipe the referee offered (PROTOCOL.md, "The pipe"), if any.
+    pipe: Option<BotPipe>,
+}
+
+/// The bot's ends of an offered pipe.
+struct BotPipe {
+    reads: PipeReader,
+    writes: File,
+    /// Taken with the first answer: every message since came this way.
+    taken: bool,
+    /// The referee closed it: no message will come.
+    closed: bool,
+}
+
+impl BotPipe {
+    /// The pipe named in the environment, if both descriptors are pipes
+    /// (a variable left over without them is ignored).
+    fn offered() -> Option<BotPipe> {
+        use std::os::fd::FromRawFd;
+        let (r, w) = pipe::offered(&std::env::var(pipe::PIPE_ENV).ok()?)?;
+        let is_fifo = |fd| {
+            rustix::fs::fstat(unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) })
+                .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_fifo())
+        };
+        if r == w || !is_fifo(r) || !is_fifo(w) {
+            return None;
+        }
+        // SAFETY: both descriptors were given to this process for this
+        // use, checked open, and are taken once (the variable is removed).
+        let (reads, writes) = unsafe { (File::from_raw_fd(r), File::from_raw_fd(w)) };
+        std::env::remove_var(pipe::PIPE_ENV);
+        Some(BotPipe {
+            reads: PipeReader::new(reads).ok()?,
+            writes,
+            taken: false,
+            closed: false,
+        })
+    }
 }
 
 impl BotMailbox {
@@ -54,12 +96,34 @@ impl BotMailbox {
             dir,
             bell,
             last_seq: None,
+            pipe: BotPipe::offered(),
         })
+    }
+
+    /// True once the referee closed the pipe the bot took: no message
+    /// will come any more (the referee is gone).
+    pub fn is_closed(&self) -> bool {
+        self.pipe.as_ref().is_some_and(|p| p.closed)
     }
 
     /// The next message from the referee with a seq not yet answered, or
     /// `None` at `deadline`.
     pub fn next_message(&mut self, deadline: Option<Instant>) -> Option<Message> {
+        if let Some(p) = self.pipe.as_mut().filter(|p| p.taken) {
+            if p.closed {
+                return None;
+            }
+            let tick = Duration::from_secs(3600);
+            return match p.reads.recv(deadline, tick, &mut || None) {
+                Ok(m) => Some(m),
+                Err(PipeError::Timeout { .. }) => None,
+                // The referee gone, or bytes that are no message from it.
+                Err(_) => {
+                    p.closed = true;
+                    None
+                }
+            };
+        }
         let mut backoff = Backoff::up_to(self.poll_max);
         // Right after an answer in.txt still holds the message answered: with
         // changes queued, the first look waits for one (a message written
@@ -89,13 +153,24 @@ impl BotMailbox {
         }
     }
 
-    /// Answers `msg` with `text` (written atomically to `out.txt`).
+    /// Answers `msg` with `text`: written atomically to `out.txt`, or on
+    /// the pipe once it is taken. An offered pipe is taken with the first
+    /// answer (its acceptance written before the answer).
     pub fn answer(&mut self, msg: &Message, text: &str) -> std::io::Result<()> {
         let reply = Message::new(&msg.to, REFEREE, msg.seq, text);
-        // A bot holds no lock: nothing gates its answers.
-        self.writer.write(reply.encode().as_bytes(), &|| Ok(()))?;
         self.last_seq = Some(msg.seq);
-        Ok(())
+        if let Some(p) = &mut self.pipe {
+            if p.taken {
+                return pipe::send(&p.writes, &reply);
+            }
+            use std::io::Write;
+            p.taken = (&p.writes).write_all(pipe::ACCEPT).is_ok();
+            if !p.taken {
+                self.pipe = None;
+            }
+        }
+        // A bot holds no lock: nothing gates its answers.
+        self.writer.write(reply.encode().as_bytes(), &|| Ok(()))
     }
 }
 

@@ -8,7 +8,8 @@
 //! and a bot's replies), with the one encoder and the one decoder of each;
 //! [`files`], reading and replacing move files safely in a folder that may
 //! be hostile; [`doorbell`], waking a waiter when a move file may have
-//! changed; [`bot`], the bot's side of a mailbox. Must not take or know the
+//! changed; [`pipe`], the optional pipe a bot the referee starts may take
+//! instead of the files; [`bot`], the bot's side of a mailbox. Must not take or know the
 //! board's lock, lay out a board, start processes or judge a move: those
 //! are the tournament's (`mailbox`, `player`, `referee`), the rules are the
 //! `othello` crate's.
@@ -17,6 +18,7 @@ pub mod bot;
 pub mod doorbell;
 pub mod files;
 pub mod message;
+pub mod pipe;
 pub mod text;
 
 /// The file only the referee writes, in a bot's mailbox folder.
