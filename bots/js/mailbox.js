@@ -15,6 +15,14 @@
 //
 // The mailbox folder is process.argv[2] if given, else $TOURNAMENT_MAILBOX,
 // else the current directory (the referee starts spawned bots inside it).
+//
+// The pipe (PROTOCOL.md, "The pipe"): when the referee started the bot and
+// offers two pipes in $TOURNAMENT_PIPE_FDS ("3,4": read, write), the library
+// takes them with its first answer. From then on every message comes on the
+// read pipe and every answer goes out on the write pipe, one write each: no
+// files, no notifications, and a blocking read while it waits. End of file
+// on the pipe means the referee has gone: the bot exits. Without the offer
+// (or if taking it fails) everything goes through in.txt and out.txt.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -39,6 +47,12 @@ const SAFETY_MS = 250;
 // overlayfs, vfat). Network drives send none for other machines' writes.
 const LOCAL_FS = new Set([0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010, 0x2FC12FC1,
   0x794C7630, 0x4D44]);
+// The referee's offer of a pipe: "R,W", the descriptors to read and write.
+const PIPE_ENV = 'TOURNAMENT_PIPE_FDS';
+// Says "I take the pipe" on W, before the first answer goes into out.txt.
+const PIPE_TAKEN = 'pipe\n';
+// A message is at most 4096 bytes (PROTOCOL.md, "A message").
+const MESSAGE_BYTES = 4096;
 // [row step, column step] for the eight directions
 const DIRECTIONS = [[-1, -1], [-1, 0], [-1, 1], [0, -1], [0, 1], [1, -1], [1, 0], [1, 1]];
 
@@ -89,6 +103,45 @@ function watchInFile(folder) {
   }
 }
 
+// The pipes the referee offers: {r, w} if $TOURNAMENT_PIPE_FDS is "R,W" and
+// both are open pipes, else null (a bot started by hand has no such
+// variable; a stale one from a parent process names nothing useful).
+function pipeOffer() {
+  const m = /^(\d+),(\d+)$/.exec(process.env[PIPE_ENV] || '');
+  if (!m) return null;
+  const r = parseInt(m[1], 10);
+  const w = parseInt(m[2], 10);
+  try {
+    return fs.fstatSync(r).isFIFO() && fs.fstatSync(w).isFIFO() ? { r, w } : null;
+  } catch (e) {
+    return null; // not open
+  }
+}
+
+// Index of the fourth line feed in s (the end of a message), or -1.
+function messageEnd(s) {
+  let i = -1;
+  for (let k = 0; k < 4; k++) {
+    i = s.indexOf('\n', i + 1);
+    if (i < 0) return -1;
+  }
+  return i;
+}
+
+// True for a pipe error worth trying again, after a nap of `ms` for EAGAIN
+// (the descriptor is non-blocking after all: a nap instead of spinning);
+// EINTR (a signal) at once.
+function retryable(e, ms) {
+  if (e.code === 'EAGAIN') sleep(ms);
+  return e.code === 'EAGAIN' || e.code === 'EINTR';
+}
+
+function closeQuietly(fd) {
+  try {
+    fs.closeSync(fd);
+  } catch (e) { /* already closed */ }
+}
+
 class Mailbox {
   constructor(folder) {
     this.folder = folder || process.argv[2] || process.env.TOURNAMENT_MAILBOX || '.';
@@ -97,12 +150,37 @@ class Mailbox {
     this.answered = null; // seq of the last message we answered
     this.current = null;
     this.outSize = null; // the length out.txt has, once we wrote it
-    this.flag = isLocal(this.folder) ? watchInFile(this.folder) : null;
+    this.local = isLocal(this.folder);
+    this.offer = pipeOffer(); // until the first answer takes it
+    this.pipe = null; // the offer, once taken: messages come there
+    this.pending = ''; // what the pipe gave beyond the last message
+    this.buf = null; // read buffer for the pipe
+    // The watch costs a thread and ~30 ms of CPU to start: not worth it for
+    // the one message a bot on the pipe reads from in.txt (usually already
+    // there when it starts). takeOffer() starts it if the pipe fails.
+    this.flag = this.local && !this.offer ? watchInFile(this.folder) : null;
     this.announce();
   }
 
-  // One look at in.txt: a new message {from, to, seq, text, words} or null.
-  // Anything after the fourth line (padding) is ignored.
+  // A message {from, to, seq, text, words} from what was read (in.txt or the
+  // pipe), or null: fewer than four complete lines, not from the referee, or
+  // the one we answered already. Anything after the fourth line (padding) is
+  // ignored.
+  decode(data) {
+    const lines = data.split('\n', 5);
+    if (lines.length < 5) return null; // fewer than four complete lines
+    const [from, to, seq, text] = lines.slice(0, 4).map((l) => l.replace(/\r$/, ''));
+    if (from !== 'referee' || !/^\d+$/.test(seq) || seq === this.answered) return null;
+    return { from, to, seq, text, words: text.split(' ') };
+  }
+
+  // The answer to the message from the last wait(), as its four lines.
+  encode(text) {
+    const m = this.current;
+    return `${m.to}\nreferee\n${m.seq}\n${text}\n`;
+  }
+
+  // One look at in.txt: a new message or null (see decode).
   read() {
     let data;
     try {
@@ -110,7 +188,7 @@ class Mailbox {
     } catch (e) {
       return null; // not there yet, or being replaced right now
     }
-    if (data.split('\n', 5).length < 5 && !this.flag && fs.constants.O_DIRECT) {
+    if (data.split('\n', 5).length < 5 && !this.local && fs.constants.O_DIRECT) {
       // On a network drive a cached file length may cut the new message
       // short; a direct read asks the server for all of it.
       try {
@@ -123,17 +201,15 @@ class Mailbox {
         }
       } catch (e) { /* keep what the plain read gave */ }
     }
-    const lines = data.split('\n', 5);
-    if (lines.length < 5) return null; // fewer than four complete lines
-    const [from, to, seq, text] = lines.slice(0, 4).map((l) => l.replace(/\r$/, ''));
-    if (from !== 'referee' || !/^\d+$/.test(seq) || seq === this.answered) return null;
-    return { from, to, seq, text, words: text.split(' ') };
+    return this.decode(data);
   }
 
-  // Block until the referee wrote a message we have not answered yet: woken
-  // by fs.watch on a local folder, else looking often right after an answer
-  // and less often the longer nothing comes.
+  // Block until the referee wrote a message we have not answered yet: on the
+  // pipe, a blocking read; else woken by fs.watch on a local folder, or
+  // looking often right after an answer and less often the longer nothing
+  // comes.
   wait() {
+    if (this.pipe) return (this.current = this.receive());
     let nap = POLL_FIRST_MS;
     const since = Date.now();
     for (;;) {
@@ -179,11 +255,85 @@ class Mailbox {
     this.outSize = size;
   }
 
-  // Answer the message from the last wait(): one write of the whole out.txt.
+  // Answer the message from the last wait(): one write on the pipe, or of
+  // the whole out.txt. The first answer takes the pipe if one is offered.
   answer(text) {
-    const m = this.current;
-    this.write(`${m.to}\nreferee\n${m.seq}\n${text}\n`);
-    this.answered = m.seq;
+    const data = this.encode(text);
+    if (this.pipe) this.send(data);
+    else {
+      if (this.offer) this.takeOffer();
+      this.write(data);
+    }
+    this.answered = this.current.seq;
+  }
+
+  // "pipe\n" on the offered write pipe, before the first answer goes into
+  // out.txt: the referee looks there once it has that answer. If the write
+  // fails the referee sees no "pipe" (a decline) and we stay with files.
+  takeOffer() {
+    const offer = this.offer;
+    this.offer = null;
+    try {
+      if (fs.writeSync(offer.w, PIPE_TAKEN) === PIPE_TAKEN.length) {
+        this.pipe = offer;
+        this.buf = Buffer.alloc(MESSAGE_BYTES);
+        return;
+      }
+    } catch (e) { /* EPIPE, EBADF, ...: declined */ }
+    closeQuietly(offer.r);
+    closeQuietly(offer.w);
+    this.flag = this.local ? watchInFile(this.folder) : null;
+  }
+
+  // The next message on the pipe: blocking reads (no CPU while waiting)
+  // until four line feeds came, since a message may come in pieces. End of
+  // file: the referee has gone (or closed the pipe), so the bot ends.
+  receive() {
+    let nap = POLL_FIRST_MS;
+    for (;;) {
+      const end = messageEnd(this.pending);
+      if (end >= 0) {
+        const data = this.pending.slice(0, end + 1);
+        this.pending = this.pending.slice(end + 1);
+        const msg = this.decode(data);
+        if (msg) return msg;
+        continue; // not a message for us: wait for the next
+      }
+      let n;
+      try {
+        n = fs.readSync(this.pipe.r, this.buf, 0, this.buf.length, null);
+      } catch (e) {
+        if (retryable(e, nap)) {
+          nap = Math.min(nap * 2, POLL_MAX_MS); // non-blocking after all: poll as on files
+          continue;
+        }
+        this.gone(`reading the pipe: ${e.message}`);
+      }
+      if (n === 0) this.gone(null);
+      this.pending += this.buf.toString('latin1', 0, n);
+    }
+  }
+
+  // An answer on the pipe: one write, nothing after it (the referee calls
+  // anything more garbage). Up to 4096 bytes a pipe takes it whole at once.
+  send(data) {
+    const bytes = Buffer.from(data, 'latin1');
+    for (;;) {
+      try {
+        fs.writeSync(this.pipe.w, bytes);
+        return;
+      } catch (e) {
+        if (retryable(e, POLL_FIRST_MS)) continue;
+        this.gone(`writing the pipe: ${e.message}`); // EPIPE: the referee closed it
+      }
+    }
+  }
+
+  // The referee is gone: nobody to answer any more, so end quietly (an
+  // unexpected error gets one line in the log first).
+  gone(why) {
+    if (why && !/EPIPE/.test(why)) log(`mailbox: ${why}; exiting`);
+    process.exit(0);
   }
 }
 
