@@ -135,7 +135,9 @@ impl OfferedPipe {
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(AnswerError::Pipe(
                 format!("the bot does not read its messages: its pipe (fd 3) is full ({e})"),
             )),
-            Err(e) => Err(AnswerError::Pipe(format!("cannot write to the bot's pipe: {e}"))),
+            Err(e) => Err(AnswerError::Pipe(format!(
+                "cannot write to the bot's pipe: {e}"
+            ))),
         }
     }
 
@@ -150,15 +152,14 @@ impl OfferedPipe {
         process: Option<&ProcessTree>,
         exited: &mut dyn FnMut() -> Option<String>,
     ) -> Result<String, AnswerError> {
-        // Its exit status, once the watcher saw it, says more than a pipe
-        // closed.
-        let ended = |why: String| {
-            let exit = process.and_then(|p| p.exit.wait(Duration::from_millis(300)));
-            AnswerError::Aborted(match exit {
-                Some(info) => format!("the bot's process ended ({info})"),
-                None => why,
-            })
-        };
+        // A closed pipe is most often a process that ended: its exit
+        // status, once the watcher saw it, is the reason; else the bot
+        // closed its end and lives on, which is garbage.
+        let ended =
+            |why: String| match process.and_then(|p| p.exit.wait(Duration::from_millis(300))) {
+                Some(info) => AnswerError::Aborted(format!("the bot's process ended ({info})")),
+                None => AnswerError::Pipe(why),
+            };
         if let Some(why) = self.broken.take() {
             return Err(ended(why));
         }
@@ -181,12 +182,12 @@ impl OfferedPipe {
                     false => crate::mailbox::Pending::PipePartial(lossy(&partial)),
                 },
             }),
-            Err(PipeError::Closed { .. }) => {
-                Err(ended("the bot closed fd 4, its end of the pipe".to_string()))
-            }
-            Err(PipeError::Garbage(why)) => {
-                Err(AnswerError::Pipe(format!("garbage on the pipe (fd 4): {why}")))
-            }
+            Err(PipeError::Closed { .. }) => Err(ended(
+                "the bot closed fd 4, its end of the pipe".to_string(),
+            )),
+            Err(PipeError::Garbage(why)) => Err(AnswerError::Pipe(format!(
+                "garbage on the pipe (fd 4): {why}"
+            ))),
             Err(PipeError::Aborted(why)) => Err(AnswerError::Aborted(why)),
             Err(PipeError::Io(e)) => Err(AnswerError::Pipe(format!("cannot read the pipe: {e}"))),
         }
@@ -370,11 +371,11 @@ impl Instance {
             let ends = bot_ends.as_ref().map(|(r, w)| (r, w));
             let wrapped = sandbox::wrap(&program, &args, &policy, self.spec.sandbox.ponder, ends)
                 .map_err(|e| {
-                    StartError::Player(format!(
-                        "player `{}`: cannot make its sandbox: {e}",
-                        self.spec.name
-                    ))
-                })?;
+                StartError::Player(format!(
+                    "player `{}`: cannot make its sandbox: {e}",
+                    self.spec.name
+                ))
+            })?;
             let mut cmd = wrapped.command;
             cmd.env("TMPDIR", scratch.path());
             self.scratch = Some(scratch);

@@ -370,10 +370,7 @@ pub fn wrap(
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
-        let mut fds = vec![
-            (ctl_r.as_raw_fd(), CTL_FD),
-            (rep_w.as_raw_fd(), REPORT_FD),
-        ];
+        let mut fds = vec![(ctl_r.as_raw_fd(), CTL_FD), (rep_w.as_raw_fd(), REPORT_FD)];
         if let Some((reads, writes)) = bot_pipe {
             fds.push((reads.as_raw_fd(), PIPE_READS_FD));
             fds.push((writes.as_raw_fd(), PIPE_WRITES_FD));

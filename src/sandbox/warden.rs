@@ -379,9 +379,9 @@ mod linux {
         };
         let bot = child.id() as libc::pid_t;
         std::mem::forget(child); // reaped below, with everything else
-        // The bot's pipe is the bot's: once it ends, the referee sees the
-        // pipe close without waiting for the warden.
-        // SAFETY: closing fds only the bot uses from now on.
+                                 // The bot's pipe is the bot's: once it ends, the referee sees the
+                                 // pipe close without waiting for the warden.
+                                 // SAFETY: closing fds only the bot uses from now on.
         unsafe {
             libc::close(PIPE_READS_FD);
             libc::close(PIPE_WRITES_FD);

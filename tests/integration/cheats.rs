@@ -31,6 +31,10 @@ const CHEATS: &[Cheat] = &[
         forfeits: None,
     },
     Cheat {
+        mode: "pipe-others",
+        forfeits: None,
+    },
+    Cheat {
         mode: "hardlink-out",
         forfeits: Some("exited"),
     },
@@ -156,11 +160,17 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
         "spin" => "30".into(),
         _ => "-".into(),
     };
+    // Against a cheat at the pipes, the honest bot is on its pipe.
+    let honest = if cheat.mode == "pipe-others" {
+        "pipe-ok"
+    } else {
+        "slow"
+    };
     let config = format!(
         "[tournament]\nname = \"cheat\"\ngames-per-pairing = 2\nconcurrency = 2\nsize = 6\n\
          [time]\nmove-ms = 10000\nstartup-ms = 10000\n[openings]\nrandom-plies = 2\nseed = 5\n\
          [[player]]\nname = \"cheat\"\ncommand = [\"python3\", \"{}\", \"{}\", \"{arg}\"]\n{extra}\n\
-         [[player]]\nname = \"honest\"\ncommand = [\"python3\", \"{}\", \"slow\", \"30\"]\n",
+         [[player]]\nname = \"honest\"\ncommand = [\"python3\", \"{}\", \"{honest}\", \"30\"]\n",
         cheatbot.display(),
         cheat.mode,
         fakebot.display()

@@ -82,16 +82,21 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
 }
 
 fn builtin_spec(name: &str) -> Arc<PlayerSpec> {
-    // Games played in this test process: the sandbox's warden is the
-    // tournament binary's.
+    let argv = [
+        tournament_bin().display().to_string(),
+        "bot".into(),
+        name.into(),
+    ];
+    command_spec(name, &argv)
+}
+
+/// A spawned bot with the default sandbox (the warden is the tournament
+/// binary's: games are played in this test process).
+fn command_spec(name: &str, argv: &[String]) -> Arc<PlayerSpec> {
     tournament::program::set(tournament_bin());
     Arc::new(PlayerSpec {
         name: name.into(),
-        launch: Launch::Command(vec![
-            tournament_bin().display().to_string(),
-            "bot".into(),
-            name.into(),
-        ]),
+        launch: Launch::Command(argv.to_vec()),
         restart: Restart::Reuse,
         base_dir: project_root(),
         seed: 1,
@@ -475,4 +480,92 @@ fn the_console_shows_a_forfeit_with_the_bots_last_stderr_lines() {
         "{stdout}"
     );
     assert!(stdout.contains("| fakebot: exiting on purpose"), "{stdout}");
+}
+
+/// The seq of the message in the instance's `in.txt` (the last one it was
+/// sent through the files).
+fn seq_in_file(inst: &Instance) -> String {
+    let text = std::fs::read_to_string(inst.mailbox().dir().join("in.txt")).unwrap_or_default();
+    text.lines().nth(2).unwrap_or_default().to_string()
+}
+
+#[test]
+fn the_shipped_libraries_take_the_pipe_and_the_basic_bots_keep_to_files() {
+    let bots = [
+        ("python3 bots/python/weighted.py", "pipe"),
+        ("ruby bots/ruby/greedy.rb", "pipe"),
+        ("node bots/js/minimax.js", "pipe"),
+        ("yabasic bots/yabasic/greedy.yab", "files"),
+        ("bwbasic bots/bwbasic/greedy.bas", "files"),
+    ];
+    let bots = needs::keep_runnable(bots.to_vec(), |(c, _)| needs::interpreter_of(c));
+    let s = Scratch::new();
+    let mut greedy = Instance::new(builtin_spec("greedy"), s.path(), 1).unwrap();
+    for (command, transport) in bots {
+        let argv: Vec<String> = command.split(' ').map(String::from).collect();
+        let mut bot = Instance::new(command_spec("lib", &argv), s.path(), 1).unwrap();
+        for g in 0..2 {
+            let r = play_game(&game(&format!("g{g}"), 6), &mut bot, &mut greedy, &Silent).unwrap();
+            assert_eq!(r.reason, EndReason::Normal, "{command}, game {g}: {r:?}");
+        }
+        assert_eq!(bot.transport(), transport, "{command}");
+        assert_eq!(bot.starts(), 1, "{command}: one process for both games");
+        // On the pipe, in.txt still holds the first NEW; on files, the last END.
+        let expect = if transport == "pipe" {
+            "1".to_string()
+        } else {
+            bot.seq().to_string()
+        };
+        assert_eq!(seq_in_file(&bot), expect, "{command}");
+        assert!(bot.seq() > 20, "{command}: {} messages", bot.seq());
+        // The built-in bots take it too.
+        assert_eq!(greedy.transport(), "pipe");
+    }
+}
+
+#[test]
+fn a_bot_that_answers_the_offer_with_other_words_keeps_to_the_files() {
+    let s = Scratch::new();
+    let log = s.join("starts.log");
+    let mut late = Instance::new(
+        fake_spec("late", "pipe-wrong-word", &log, Restart::Reuse),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    let mut ok = Instance::new(
+        fake_spec("prompt", "pipe-ok", &log, Restart::Reuse),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    let r = play_game(&game("late", 4), &mut late, &mut ok, &Silent).unwrap();
+    assert_eq!(r.reason, EndReason::Normal, "{r:?}");
+    assert_eq!(late.transport(), "files");
+    assert_eq!(seq_in_file(&late), late.seq().to_string());
+    assert_eq!(ok.transport(), "pipe");
+    assert_eq!(seq_in_file(&ok), "1");
+}
+
+#[test]
+fn misbehaviour_on_the_pipe_is_judged_with_its_reason() {
+    let cases = [
+        (
+            "pipe-garbage",
+            "garbage",
+            "garbage on the pipe (fd 4): byte 0x82",
+        ),
+        ("pipe-wrong-seq", "garbage", "an answer to seq"),
+        ("pipe-extra", "garbage", "after the fourth line feed"),
+        ("pipe-partial", "incomplete", "the pipe (fd 4) gave"),
+        ("pipe-hang", "timeout", "no answer in time"),
+        ("pipe-close-in", "garbage", "the bot closed fd 3"),
+    ];
+    for (mode, reason, words) in cases {
+        let r = assert_forfeit(mode, reason);
+        let detail = r["forfeit"]["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(words), "{mode}: {detail}");
+    }
+    let r = misbehave("pipe-ok", &[]);
+    assert_eq!(r["reason"], "normal", "{r}");
 }

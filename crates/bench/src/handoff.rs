@@ -1,5 +1,5 @@
 //! Row 1: the hand-off. The referee writes a TURN into a built-in bot's
-//! mailbox, the bot answers, the referee has the move: the real referee
+//! mailbox (or its pipe), the bot answers, the referee has the move: the real referee
 //! side (`player::Instance`) against the real built-in bot process. Beside
 //! it, the same message's round trip through a pipe to another process
 //! (`cat`): the floor any inter-process hand-off pays.
@@ -103,12 +103,16 @@ pub fn new_text(game: &str) -> String {
 }
 
 /// `moves` timed TURN → answer exchanges with a built-in random bot whose
-/// mailbox is on a board inside `root`.
-pub fn handoff(root: &Path, moves: usize) -> anyhow::Result<Handoff> {
+/// mailbox is on a board inside `root`: through the files, or with `pipe`
+/// through the pipe it takes (PROTOCOL.md, "The pipe").
+pub fn handoff(root: &Path, moves: usize, pipe: bool) -> anyhow::Result<Handoff> {
     let scratch = Scratch::new(root, "handoff")?;
     let board = scratch.path().join("board");
     std::fs::create_dir_all(&board)?;
-    let spec = Arc::new(PlayerSpec::builtin("random", 1));
+    let spec = Arc::new(PlayerSpec {
+        pipe,
+        ..PlayerSpec::builtin("random", 1)
+    });
     let mut bot = Instance::new(spec, &board, 1).context("opening the mailbox")?;
     bot.prepare(tracing::Span::none())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -118,6 +122,13 @@ pub fn handoff(root: &Path, moves: usize) -> anyhow::Result<Handoff> {
         .map_err(|e| anyhow::anyhow!("the built-in bot did not start: {e}"))?;
     if Reply::decode(&ready, 8) != Ok(Reply::Ready) {
         bail!("the built-in bot answered {ready:?} to NEW");
+    }
+    let way = if pipe { "pipe" } else { "files" };
+    if bot.transport() != way {
+        bail!(
+            "the built-in bot talks through the {}, not the {way}",
+            bot.transport()
+        );
     }
     let turn = turn_text();
     let pid = bot.pid().context("the bot has no process")?;

@@ -124,6 +124,8 @@ pub(super) fn rows(
         arena: usize,
         /// Per place: (ours, ratio).
         ours: Vec<(usize, usize)>,
+        /// Through the files only, on the first place: (ours, ratio).
+        files: (usize, usize),
         alive: bool,
         arena_alive: bool,
     }
@@ -159,11 +161,28 @@ pub(super) fn rows(
             );
             ours.push((row, ratio));
         }
+        let files = (
+            rows.add(Row::new(
+                format!(
+                    "{} first-move on bots/ library, files only (pipe = false), c=2 ({})",
+                    lang.name, places[0].label
+                ),
+                Unit::Rate("games/s"),
+            )),
+            rows.add(Row::new(
+                format!(
+                    "{} library, files only ÷ Arena ({})",
+                    lang.name, places[0].label
+                ),
+                Unit::Ratio,
+            )),
+        );
         let mut alive = true;
         let mut arena_alive = true;
         if let Err(why) = &lang.interpreter {
             let all: Vec<usize> = std::iter::once(arena)
                 .chain(ours.iter().flat_map(|&(a, b)| [a, b]))
+                .chain([files.0, files.1])
                 .collect();
             rows.fail(&all, why);
             alive = false;
@@ -172,6 +191,7 @@ pub(super) fn rows(
         ids.push(Ids {
             arena,
             ours,
+            files,
             alive,
             arena_alive,
         });
@@ -308,8 +328,13 @@ pub(super) fn rows(
                 interp.display().to_string(),
                 scripts.join(lang.on_library).display().to_string(),
             ]);
-            for (place, &(row, ratio)) in places.iter().zip(&id.ours) {
-                match tournament(&place.dir, &bot, games) {
+            let runs = places
+                .iter()
+                .zip(&id.ours)
+                .map(|(place, &ids)| (place, ids, true))
+                .chain([(&places[0], id.files, false)]);
+            for (place, (row, ratio), pipe) in runs {
+                match tournament(&place.dir, &bot, games, pipe) {
                     Ok(rate) => {
                         rows.push(row, rate);
                         rows.push(ratio, rate / arena_rate);
@@ -330,7 +355,7 @@ pub(super) fn rows(
                 interp.display().to_string(),
                 scripts.join(script).display().to_string(),
             ]);
-            match tournament(&places[0].dir, &bot, basic_games(plan)) {
+            match tournament(&places[0].dir, &bot, basic_games(plan), true) {
                 Ok(rate) => rows.push(row, rate),
                 Err(e) => rows.fail(&[row], &err_line(&e)),
             }
@@ -395,8 +420,9 @@ fn answer_writes(root: &Path) -> anyhow::Result<(f64, f64)> {
 }
 
 /// games/s of a two-player `tournament run` of `bot` against itself, c=2,
-/// no openings, spawned sandboxed as users' bots are.
-fn tournament(root: &Path, bot: &Bot, games: u32) -> anyhow::Result<f64> {
+/// no openings, spawned sandboxed as users' bots are; offered the pipe, or
+/// (`pipe` false) talking through the files only.
+fn tournament(root: &Path, bot: &Bot, games: u32, pipe: bool) -> anyhow::Result<f64> {
     let dir = sys::Scratch::new(root, "lib")?;
     let o = tourney::run(
         dir.path(),
@@ -406,6 +432,7 @@ fn tournament(root: &Path, bot: &Bot, games: u32) -> anyhow::Result<f64> {
             concurrency: 2,
             openings: vec![],
             sandbox: true,
+            pipe,
         },
         false,
     )?;

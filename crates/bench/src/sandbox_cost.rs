@@ -86,6 +86,7 @@ pub(super) fn rows(
                             concurrency: 2,
                             openings: vec![],
                             sandbox: on,
+                            pipe: true,
                         },
                         false,
                     )

@@ -29,6 +29,9 @@ pub struct Setup<'a> {
     pub openings: Vec<String>,
     /// Spawned bots run sandboxed (the default of tournament.toml).
     pub sandbox: bool,
+    /// Spawned bots are offered the pipe (the default of tournament.toml);
+    /// without, they talk through the files only.
+    pub pipe: bool,
 }
 
 pub struct Outcome {
@@ -79,6 +82,9 @@ pub fn config_text(setup: &Setup<'_>) -> String {
                 let _ = writeln!(t, "command = [{}]", list.join(", "));
                 if !setup.sandbox {
                     t.push_str("sandbox = false\n");
+                }
+                if !setup.pipe {
+                    t.push_str("pipe = false\n");
                 }
             }
         }
@@ -196,6 +202,7 @@ mod tests {
             concurrency: 1,
             openings: vec![],
             sandbox: true,
+            pipe: true,
         });
         assert!(
             text.contains(r#"command = ["py thon", "a\"b.py"]"#),

@@ -278,7 +278,10 @@ mod tests {
             let (mut r, mut w) = reader();
             w.write_all(bad).unwrap();
             let got = recv(&mut r, 200);
-            assert!(matches!(got, Err(PipeError::Garbage(_))), "{bad:?}: {got:?}");
+            assert!(
+                matches!(got, Err(PipeError::Garbage(_))),
+                "{bad:?}: {got:?}"
+            );
         }
         let (mut r, mut w) = reader();
         w.write_all(&vec![b'a'; MAX_MESSAGE_BYTES + 10]).unwrap();
@@ -316,7 +319,12 @@ mod tests {
 
     #[test]
     fn only_the_exact_line_takes_the_offer() {
-        for (bytes, taken) in [(&b"pipe\n"[..], true), (b"pipe", false), (b"pipe\npipe\n", false), (b"", false)] {
+        for (bytes, taken) in [
+            (&b"pipe\n"[..], true),
+            (b"pipe", false),
+            (b"pipe\npipe\n", false),
+            (b"", false),
+        ] {
             let (mut r, mut w) = reader();
             w.write_all(bytes).unwrap();
             assert_eq!(r.holds_accept(), taken, "{bytes:?}");
