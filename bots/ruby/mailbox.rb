@@ -11,6 +11,11 @@
 #
 # The mailbox folder is ARGV[0] if given, else $TOURNAMENT_MAILBOX, else the
 # current directory (the referee starts spawned bots inside their mailbox).
+#
+# A bot the referee starts may be offered a pipe ($TOURNAMENT_PIPE_FDS, see
+# PROTOCOL.md, "The pipe"): the library takes it with its first answer, and
+# from then on reads messages from the pipe and writes answers to it instead
+# of in.txt / out.txt. When the referee closes the pipe, the bot exits (0).
 
 begin
   require "fiddle" # standard library: inotify and statfs from libc
@@ -40,6 +45,15 @@ module Mailbox
   IN_CLOSE_WRITE = 0x8
   IN_MOVED_TO = 0x80
   IN_Q_OVERFLOW = 0x4000
+  # "R,W": the descriptors of the pipe the referee offers (PROTOCOL.md, "The pipe").
+  PIPE_ENV = "TOURNAMENT_PIPE_FDS"
+  # Said on W before the first answer to take the offer.
+  PIPE_TAKE = "pipe\n"
+  # fcntl(F_GETFL) & O_ACCMODE says how a descriptor was opened.
+  F_GETFL = 3
+  O_ACCMODE = 3
+  O_RDONLY = 0
+  O_WRONLY = 1
   # [row step, column step] for the eight directions
   DIRECTIONS = [[-1, -1], [-1, 0], [-1, 1], [0, -1], [0, 1], [1, -1], [1, 0], [1, 1]].freeze
 
@@ -52,6 +66,26 @@ module Mailbox
     def words
       text.split(" ")
     end
+  end
+
+  # [reader, writer] for the pipe offered in $TOURNAMENT_PIPE_FDS, or nil:
+  # no offer, or its descriptors are not open pipes that read and write.
+  # The variable is removed, and the descriptors closed on exec: the offer is
+  # for this process, not for programs it starts (where 3 and 4 may be
+  # anything, or Ruby's own eventfds).
+  def self.pipe_offer
+    m = /\A(\d+),(\d+)\z/.match(ENV.delete(PIPE_ENV).to_s) or return nil
+    reader, writer = [m[1], m[2]].map { |fd| IO.for_fd(fd.to_i, autoclose: false) }
+    return nil unless reader.stat.pipe? && writer.stat.pipe?
+    return nil if opened(reader) == O_WRONLY || opened(writer) == O_RDONLY
+    reader.close_on_exec = writer.close_on_exec = true
+    [reader, writer]
+  rescue SystemCallError, IOError, ArgumentError # closed, or not a descriptor
+    nil
+  end
+
+  def self.opened(io)
+    io.fcntl(F_GETFL) & O_ACCMODE
   end
 
   def self.monotonic
@@ -114,6 +148,10 @@ module Mailbox
         end
       end
     end
+
+    def close
+      @io.close
+    end
   end
 
   class Box
@@ -127,11 +165,18 @@ module Mailbox
       @current = nil
       @out_size = nil # the length out.txt has, once we wrote it
       @notifier = (Notifier.new(@folder, "in.txt") rescue nil) if Mailbox.local?(@folder)
+      @offer = Mailbox.pipe_offer # until the first answer takes it (or not)
+      @pipe = nil # [reader, writer] once taken: no more files
       announce
     end
 
+    # Messages and answers go through the pipe (the offer was taken).
+    def piped?
+      !@pipe.nil?
+    end
+
     # One look at in.txt: a new Message, or nil (missing, incomplete, already
-    # answered). Anything after the fourth line (padding) is ignored.
+    # answered).
     def read
       data = File.binread(@in_path, 4096).to_s
       if data.count("\n") < 4 && @notifier.nil? && defined?(File::DIRECT)
@@ -139,18 +184,43 @@ module Mailbox
         # short; a direct read asks the server for all of it.
         data = (File.open(@in_path, File::RDONLY | File::DIRECT) { |f| f.sysread(4096) } rescue data)
       end
-      return nil if data.count("\n") < 4 # four complete lines needed
-      from, to, seq, text = data.split("\n", 5).first(4).map { |l| l.chomp("\r") }
-      return nil if from != "referee" || seq !~ /\A\d+\z/ || seq == @answered
-      Message.new(from, to, seq, text)
+      decode(data)
     rescue SystemCallError # missing, or being replaced right now
       nil
     end
 
-    # Wait until the referee wrote a message we have not answered yet: woken
-    # by inotify on a local folder, else looking often right after an answer
-    # and less often the longer nothing comes.
+    # The one decoder, for in.txt and the pipe: a new Message, or nil (fewer
+    # than four complete lines, not from the referee, or already answered).
+    # Anything after the fourth line (in.txt's padding) is ignored.
+    def decode(data)
+      return nil if data.count("\n") < 4 # four complete lines needed
+      from, to, seq, text = data.split("\n", 5).first(4).map { |l| l.chomp("\r") }
+      return nil if from != "referee" || seq !~ /\A\d+\z/ || seq == @answered
+      Message.new(from, to, seq, text)
+    end
+
+    # The next message on the pipe. A blocking read: no CPU while the
+    # referee thinks or the opponent plays. A message may come in pieces, so
+    # read until four line feeds; one that is not for us is dropped whole.
+    # End of file: the referee has gone (or closed the pipe), so exit.
+    def receive
+      data = "".b
+      loop do
+        data << @pipe[0].readpartial(4096)
+        msg = decode(data) and return msg
+        data.clear if data.count("\n") >= 4
+      end
+    rescue EOFError
+      exit 0
+    rescue SystemCallError, IOError => e
+      gone(e)
+    end
+
+    # Wait until the referee wrote a message we have not answered yet: on the
+    # pipe, a read; else woken by inotify on a local folder, else looking
+    # often right after an answer and less often the longer nothing comes.
     def wait
+      return @current = receive if piped?
       nap = POLL_FIRST
       since = Mailbox.monotonic
       loop do
@@ -190,10 +260,55 @@ module Mailbox
       @out_size = size
     end
 
-    # Answer the message from the last wait: one write of the whole out.txt.
+    # Answer the message from the last wait (the one encoder): one write of
+    # the whole out.txt, or of the four lines on the pipe.
     def answer(text)
-      write("#{@current.to}\nreferee\n#{@current.seq}\n#{text}\n")
+      data = "#{@current.to}\nreferee\n#{@current.seq}\n#{text}\n"
+      if piped?
+        send_piped(data)
+      else
+        taken = take_offer
+        write(data)
+        use_pipe(taken) if taken
+      end
       @answered = @current.seq
+    end
+
+    # With the first answer: say "pipe" on the offered pipe *before* out.txt
+    # holds the answer, so the referee finds it there when it takes the
+    # answer. The pipe if that write worked; else nil: the referee finds
+    # nothing (a decline) and we stay on files.
+    def take_offer
+      pipe = @offer or return nil
+      @offer = nil
+      pipe[1].syswrite(PIPE_TAKE)
+      pipe
+    rescue SystemCallError, IOError
+      nil
+    end
+
+    # From now on the referee writes to the pipe, not in.txt.
+    def use_pipe(pipe)
+      @pipe = pipe
+      @notifier&.close
+      @notifier = nil
+    end
+
+    # An answer on the pipe: one write, no padding, nothing after. A closed
+    # pipe means the referee has gone, as does end of file in receive.
+    def send_piped(data)
+      @pipe[1].syswrite(data)
+    rescue Errno::EPIPE
+      exit 0
+    rescue SystemCallError, IOError => e
+      gone(e)
+    end
+
+    # The pipe failed in a way a referee does not cause: there is no going
+    # back to files (the referee no longer reads them), so say why and end.
+    def gone(error)
+      Mailbox.log("mailbox: the pipe to the referee failed: #{error.class}: #{error.message}")
+      exit 1
     end
   end
 
