@@ -102,10 +102,12 @@ struct OfferedPipe {
     broken: Option<String>,
 }
 
+/// The bot's ends of an offered pipe: the one it reads, the one it writes.
+type BotEnds = (File, File);
+
 impl OfferedPipe {
-    /// A fresh pipe pair: the referee's ends, and the bot's (the end it
-    /// reads, the end it writes).
-    fn new() -> std::io::Result<(OfferedPipe, (File, File))> {
+    /// A fresh pipe pair: the referee's ends, and the bot's.
+    fn new() -> std::io::Result<(OfferedPipe, BotEnds)> {
         let (bot_reads, to_bot) = pipe::pipe()?;
         let (from_bot, bot_writes) = pipe::pipe()?;
         pipe::set_nonblocking(&to_bot)?;
@@ -449,7 +451,7 @@ impl Instance {
 
     /// A pipe to offer the process about to start, with the bot's ends:
     /// for a mailbox bot the referee starts whose player allows it.
-    fn offer_pipe(&self) -> Result<Option<(OfferedPipe, (File, File))>, StartError> {
+    fn offer_pipe(&self) -> Result<Option<(OfferedPipe, BotEnds)>, StartError> {
         if !self.spec.pipe || self.spec.is_waiting() || self.spec.protocol.is_engine() {
             return Ok(None);
         }
