@@ -198,10 +198,12 @@ mod linux {
             std::process::exit(code);
         }
         // The bot's pipe goes on in the namespace's first process only.
-        // SAFETY: closing fds this process does not use.
-        unsafe {
-            libc::close(PIPE_READS_FD);
-            libc::close(PIPE_WRITES_FD);
+        if policy.pipe {
+            // SAFETY: closing fds this process does not use.
+            unsafe {
+                libc::close(PIPE_READS_FD);
+                libc::close(PIPE_WRITES_FD);
+            }
         }
         loop {
             let mut status = 0;
@@ -378,13 +380,17 @@ mod linux {
             }
         };
         let bot = child.id() as libc::pid_t;
-        std::mem::forget(child); // reaped below, with everything else
-                                 // The bot's pipe is the bot's: once it ends, the referee sees the
-                                 // pipe close without waiting for the warden.
-                                 // SAFETY: closing fds only the bot uses from now on.
-        unsafe {
-            libc::close(PIPE_READS_FD);
-            libc::close(PIPE_WRITES_FD);
+        // Reaped below, with everything else.
+        std::mem::forget(child);
+        // The bot's pipe is the bot's: once it ends, the referee sees the
+        // pipe close without waiting for the warden. (Without a pipe these
+        // numbers may be the warden's own, its signalfd: left alone.)
+        if pipe {
+            // SAFETY: closing fds only the bot uses from now on.
+            unsafe {
+                libc::close(PIPE_READS_FD);
+                libc::close(PIPE_WRITES_FD);
+            }
         }
         serve(bot, signals, first_in_namespace)
     }

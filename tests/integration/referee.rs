@@ -569,3 +569,50 @@ fn misbehaviour_on_the_pipe_is_judged_with_its_reason() {
     let r = misbehave("pipe-ok", &[]);
     assert_eq!(r["reason"], "normal", "{r}");
 }
+
+/// CPU ticks (user + system) of process `pid` so far.
+fn cpu_ticks(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    let rest = stat.rsplit_once(')').unwrap().1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn a_sandboxed_bot_waits_at_no_cost_with_or_without_a_pipe() {
+    let s = Scratch::new();
+    for pipe in [false, true] {
+        let argv: Vec<String> = ["python3", "tests/fixtures/fakebot.py", "pipe-ok"]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        let spec = Arc::new(PlayerSpec {
+            pipe,
+            ..(*command_spec("idle", &argv)).clone()
+        });
+        let mut bot = Instance::new(spec, s.path(), 1).unwrap();
+        bot.prepare(tracing::Span::none()).unwrap();
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let ready = bot.exchange("NEW g1 black other 4 1000", far).unwrap();
+        assert_eq!(ready, "READY");
+        // The wardens (the process the referee started, and the first
+        // process of the bot's namespace) and the bot all sleep while no
+        // message comes.
+        let warden = bot.pid().unwrap();
+        let tree = || {
+            let mut all = tournament::player::process::descendants(warden);
+            all.push(warden);
+            all.iter().map(|&p| cpu_ticks(p)).sum::<u64>()
+        };
+        let before = tree();
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let used = tree() - before;
+        assert!(
+            used <= 5,
+            "pipe {pipe}: the bot's process tree used {used} ticks in 1 s of waiting"
+        );
+        assert_eq!(bot.transport(), if pipe { "pipe" } else { "files" });
+    }
+}
