@@ -1,9 +1,12 @@
 //! The shipped bot libraries as their users get them: the same
 //! first-legal-move logic in Python, Ruby and JavaScript, written on
-//! `bots/<language>/mailbox.*` and played in a real `tournament run`, beside
-//! the same logic in the same language under rust-reversi's Arena (stdin and
-//! stdout, persistent processes), in one run; the BASIC bots' games/s; and
-//! each library's CPU while it waits for a slow opponent.
+//! `bots/<language>/mailbox.*` and played in a real `tournament run` (where
+//! the libraries take the pipe they are offered; and once more with
+//! `pipe = false`, through the files only), beside the same logic in the
+//! same language under rust-reversi's Arena (stdin and stdout, persistent
+//! processes), in one run; the BASIC bots' games/s; and each library's CPU
+//! while it waits for a slow opponent (through the files, as a bot started
+//! by hand waits).
 //!
 //! Owns only these rows and the bench bots they start (`bench/*_first.*`,
 //! with copies of the libraries from `bots/` built into the binary). The
