@@ -116,9 +116,16 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         let _ = writeln!(out, "{}", step.render_folded(&mut repeated));
         let _ = out.flush();
     })?;
+    let transport = match inst.transport() {
+        "pipe" => "  talks through the pipe it was offered (PROTOCOL.md, \"The pipe\")".to_string(),
+        _ => "  talks through in.txt and out.txt (it did not take the pipe it was offered: \
+              PROTOCOL.md, \"The pipe\"; the Python, Ruby and JavaScript libraries take it)"
+            .to_string(),
+    };
     drop(inst);
     drop(board);
 
+    println!("{transport}");
     let again = repeated.summary();
     if !again.is_empty() {
         println!("hints given more than once:");

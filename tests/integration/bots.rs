@@ -68,6 +68,13 @@ fn check_bot_passes_every_shipped_bot_and_the_builtins() {
         );
         assert!(stdout.contains("checks, 0 failed"), "{stdout}");
         assert!(!stdout.contains('✗'), "{stdout}");
+        let basic = command[0].contains("basic");
+        let way = if basic {
+            "talks through in.txt and out.txt"
+        } else {
+            "talks through the pipe"
+        };
+        assert!(stdout.contains(way), "{}: {stdout}", command.join(" "));
         for step in ["NEW → READY", "ask-pass", "END → BYE", "complete 4×4 game"] {
             assert!(stdout.contains(step), "step `{step}` missing:\n{stdout}");
         }

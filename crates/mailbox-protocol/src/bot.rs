@@ -63,9 +63,14 @@ impl BotPipe {
             return None;
         }
         // SAFETY: both descriptors were given to this process for this
-        // use, checked open, and are taken once (the variable is removed).
+        // use and checked open; a process takes them once.
         let (reads, writes) = unsafe { (File::from_raw_fd(r), File::from_raw_fd(w)) };
-        std::env::remove_var(pipe::PIPE_ENV);
+        // Not passed on to what the bot starts (the variable may be, and
+        // then names nothing open there).
+        for fd in [r, w] {
+            // SAFETY: fcntl on descriptors this process owns.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
         Some(BotPipe {
             reads: PipeReader::new(reads).ok()?,
             writes,
