@@ -244,18 +244,27 @@ fn new_token() -> String {
 /// The text of `REFEREE/OWNER`, read without following a link; a link, a
 /// FIFO, a huge or linked file reads as garbage (never a valid record).
 fn read_owner_text(board: &Path) -> io::Result<String> {
-    let dir = Dir::open(board)?.child(LOCK_DIR).map_err(|e| {
+    open_lock_folder(&Dir::open(board)?).map(|(_, text)| text)
+}
+
+/// The board's lock folder, held open, and the text of its `OWNER` (told
+/// as [`read_owner_text`] tells it). A referee that finds its own token
+/// there holds *this* folder: opening `REFEREE/` again by name a moment
+/// later may give another one.
+fn open_lock_folder(board_dir: &Dir) -> io::Result<(Dir, String)> {
+    let dir = board_dir.child(LOCK_DIR).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             e
         } else {
             io::Error::other(format!("{LOCK_DIR}/ is not a plain folder: {e}"))
         }
     })?;
-    match dir.read_limited(OWNER_FILE, 4096)? {
-        ReadOutcome::Bytes(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-        ReadOutcome::Missing => Err(io::ErrorKind::NotFound.into()),
-        other => Ok(format!("(not an owner record: {other:?})")),
-    }
+    let text = match dir.read_limited(OWNER_FILE, 4096)? {
+        ReadOutcome::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        ReadOutcome::Missing => return Err(io::ErrorKind::NotFound.into()),
+        other => format!("(not an owner record: {other:?})"),
+    };
+    Ok((dir, text))
 }
 
 /// Removes a lock folder a referee made (`REFEREE.tmp-…`, `REFEREE.dead-…`):
@@ -518,7 +527,7 @@ impl BoardLock {
         } else {
             None
         };
-        let record = OwnerRecord {
+        let mut record = OwnerRecord {
             token: new_token(),
             host: hostname(),
             pid: std::process::id(),
@@ -528,9 +537,12 @@ impl BoardLock {
             command: opts.command.clone(),
             stale_ms: opts.stale.as_millis().try_into().unwrap_or(u64::MAX),
         };
-        let (took_over_live, took_over_from) =
-            acquire_folder(&board, &record, opts, flock.is_some())?;
-        let own = OwnDir::open(&board).map_err(io_err)?;
+        let (took_over_live, took_over_from, lock_dir) =
+            acquire_folder(&board, &mut record, opts, flock.is_some())?;
+        let own = OwnDir {
+            board: board_dir,
+            lock: lock_dir,
+        };
         let held = Arc::new(Held {
             lost: AtomicBool::new(false),
             reason: Mutex::new(None),
@@ -627,12 +639,6 @@ struct OwnDir {
 }
 
 impl OwnDir {
-    fn open(board: &Path) -> io::Result<OwnDir> {
-        let board = Dir::open(board)?;
-        let lock = board.child(LOCK_DIR)?;
-        Ok(OwnDir { board, lock })
-    }
-
     /// Replaces OWNER inside our folder (a file of ours + rename, both
     /// relative to the open folder).
     fn write_owner(&self, content: &[u8]) -> io::Result<()> {
@@ -758,19 +764,21 @@ const DAMAGED_WAIT: Duration = Duration::from_secs(7);
 /// lock is ours, so a same-host owner whose pid is gone is dead for sure.
 /// Returns whether it took the board over from a holder whose process may
 /// still run (on another machine, or stopped): that holder's bots may still
-/// be answering in its mailboxes; and the last holder it took over from.
+/// be answering in its mailboxes; the last holder it took over from; and
+/// the lock folder it holds, open (the one it found its token in).
+///
+/// A break that found the lock changed gives `record` a new token: the
+/// folder it swapped in may have been left on the board by another
+/// breaker's swap-back, and is then nobody's (see [`break_lock`]).
 pub fn acquire_folder(
     board: &Path,
-    record: &OwnerRecord,
+    record: &mut OwnerRecord,
     opts: &LockOptions,
     flock_held: bool,
-) -> Result<(bool, Option<OwnerRecord>), LockError> {
+) -> Result<(bool, Option<OwnerRecord>, Dir), LockError> {
     let io_err = |e| LockError::Io(board.to_path_buf(), e);
     let board_dir = Dir::open(board).map_err(io_err)?;
     let lock_dir = board.join(LOCK_DIR);
-    let tmp_name = format!("{LOCK_DIR}.tmp-{}", record.token);
-    let dead_name = format!("{LOCK_DIR}.dead-{}", record.token);
-    let tmp = board.join(&tmp_name);
     let look_every = (opts.stale / 20).clamp(Duration::from_millis(5), Duration::from_millis(250));
     // What we last saw in OWNER, since when (our clock), and whether we have
     // seen it change at all.
@@ -781,19 +789,23 @@ pub fn acquire_folder(
     let mut took_over_from = None;
     let mut told = false;
     loop {
+        let tmp_name = format!("{LOCK_DIR}.tmp-{}", record.token);
+        let dead_name = format!("{LOCK_DIR}.dead-{}", record.token);
         let (tmp_dir, _) = board_dir.child_or_create(&tmp_name).map_err(io_err)?;
         tmp_dir
             .replace(OWNER_FILE, record.encode().as_bytes())
             .map_err(io_err)?;
         drop(tmp_dir);
-        let _ = fs::rename(&tmp, &lock_dir);
-        let current = read_owner_text(board);
+        let _ = fs::rename(board.join(&tmp_name), &lock_dir);
+        // Read through the folder held open: the folder we find our token
+        // in is the one we hold (and the heartbeat writes into).
+        let current = open_lock_folder(&board_dir);
         remove_lock_folder(board, &tmp_name);
-        let text = match current {
-            Ok(t) => t,
+        let (text, folder) = match current {
+            Ok((d, t)) => (t, Some(d)),
             Err(e) if e.kind() == io::ErrorKind::NotFound && board_dir.stat_exists(LOCK_DIR) => {
                 // A lock folder without its OWNER: damaged (or mid-break).
-                format!("({LOCK_DIR}/ without an {OWNER_FILE} file)")
+                (format!("({LOCK_DIR}/ without an {OWNER_FILE} file)"), None)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 // No lock folder: try again, but not forever.
@@ -804,13 +816,15 @@ pub fn acquire_folder(
                     )));
                 }
                 std::thread::sleep(look_every);
-                String::new()
+                (String::new(), None)
             }
             Err(e) => return Err(io_err(e)),
         };
         let owner = OwnerRecord::parse(&text);
-        if owner.as_ref().is_some_and(|o| o.token == record.token) {
-            return Ok((took_over_live, took_over_from));
+        if let (Some(o), Some(folder)) = (&owner, folder) {
+            if o.token == record.token {
+                return Ok((took_over_live, took_over_from, folder));
+            }
         }
         let now = Instant::now();
         let dead_here = owner.as_ref().is_some_and(|o| {
@@ -896,7 +910,13 @@ pub fn acquire_folder(
             Break::Changed => {
                 // Someone else broke it or took the board a moment ago.
                 // Do not rush into the gap they may be about to close:
-                // look again after a pause.
+                // look again after a pause. And under a new token: the
+                // folder we swapped in and back may not have come back to
+                // us. When two breakers swap at once, one's swap-back can
+                // put the other's folder on the board (and take a live
+                // holder's folder off it): found there later, that folder
+                // must not read as ours.
+                record.token = new_token();
                 seen = None;
                 changed_once = false;
                 std::thread::sleep(look_every);
