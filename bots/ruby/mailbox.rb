@@ -201,14 +201,20 @@ module Mailbox
 
     # The next message on the pipe. A blocking read: no CPU while the
     # referee thinks or the opponent plays. A message may come in pieces, so
-    # read until four line feeds; one that is not for us is dropped whole.
+    # read until four line feeds; one that is not for us is dropped whole,
+    # and what follows it (the next message, sent before this one was
+    # answered) is kept for the next call.
     # End of file: the referee has gone (or closed the pipe), so exit.
     def receive
-      data = "".b
+      @pending ||= "".b
       loop do
-        data << @pipe[0].readpartial(4096)
-        msg = decode(data) and return msg
-        data.clear if data.count("\n") >= 4
+        if @pending.count("\n") >= 4
+          cut = 0
+          4.times { cut = @pending.index("\n", cut) + 1 }
+          msg = decode(@pending.slice!(0, cut)) and return msg
+          next
+        end
+        @pending << @pipe[0].readpartial(4096)
       end
     rescue EOFError
       exit 0

@@ -174,6 +174,11 @@ impl Run<'_> {
             .send(request)
             .map_err(|e| match e {
                 SendError::Referee(e) => e.into(),
+                SendError::Refused(why) if self.inst.transport() == "pipe" => {
+                    HarnessError::BotNoncompliant(format!(
+                        "cannot write to the bot's pipe: {why}; a bot reads every message from fd 3"
+                    ))
+                }
                 // Only the bot can have put a link there.
                 SendError::Refused(why) => HarnessError::BotNoncompliant(format!(
                     "cannot write in.txt: {why}; bots never create, rename or link files"

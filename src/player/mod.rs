@@ -79,6 +79,8 @@ pub struct Instance {
     stderr_reader: Option<std::thread::JoinHandle<()>>,
     /// When the last message was written.
     sent_at: Option<Instant>,
+    /// The last message was waited for (or none was sent).
+    awaited: bool,
     /// How long the bot could run since its folders were last measured.
     ran_unmeasured: Duration,
     /// An engine's conversation (GTP, NBoard), while its process runs.
@@ -100,6 +102,9 @@ struct OfferedPipe {
     /// Why the last message could not be written (the bot closed its end),
     /// for the wait that follows.
     broken: Option<String>,
+    /// The seq of a message sent and never waited for: its answer, if it
+    /// comes, is passed over.
+    unanswered: Option<u64>,
 }
 
 /// The bot's ends of an offered pipe: the one it reads, the one it writes.
@@ -116,6 +121,7 @@ impl OfferedPipe {
             from_bot: PipeReader::new(from_bot)?,
             taken: false,
             broken: None,
+            unanswered: None,
         };
         Ok((offered, (bot_reads, bot_writes)))
     }
@@ -157,17 +163,31 @@ impl OfferedPipe {
         // A closed pipe is most often a process that ended: its exit
         // status, once the watcher saw it, is the reason; else the bot
         // closed its end and lives on, which is garbage.
-        let ended =
-            |why: String| match process.and_then(|p| p.exit.wait(Duration::from_millis(300))) {
-                Some(info) => AnswerError::Aborted(format!("the bot's process ended ({info})")),
-                None => AnswerError::Pipe(why),
-            };
+        let grace =
+            Duration::from_millis(300).min(deadline.saturating_duration_since(Instant::now()));
+        let ended = |why: String| match process.and_then(|p| p.exit.wait(grace)) {
+            Some(info) => AnswerError::Aborted(format!("the bot's process ended ({info})")),
+            None => AnswerError::Pipe(why),
+        };
         if let Some(why) = self.broken.take() {
             return Err(ended(why));
         }
-        let got = self.from_bot.recv(Some(deadline), PIPE_TICK, exited);
+        let mut got = self.from_bot.recv(Some(deadline), PIPE_TICK, exited);
+        // The answer to a message the referee sent and never waited for
+        // (a NEW followed by END when the opponent failed to start) comes
+        // first: it is passed over, as in out.txt a stale answer is.
+        if let Ok(m) = &got {
+            if self.unanswered.take() == Some(m.seq) && m.seq < seq {
+                got = self.from_bot.recv(Some(deadline), PIPE_TICK, exited);
+            }
+        }
         let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         match got {
+            Ok(_) if self.from_bot.pending() > 0 => Err(AnswerError::Pipe(format!(
+                "garbage on the pipe (fd 4): {} more bytes after the fourth line feed (one \
+                 answer per message, in one write, nothing after it)",
+                self.from_bot.pending()
+            ))),
             Ok(m) if m.seq != seq => Err(AnswerError::Pipe(format!(
                 "garbage on the pipe (fd 4): an answer to seq {}, not {seq} (line 3 must repeat \
                  the seq of the message)",
@@ -195,6 +215,10 @@ impl OfferedPipe {
         }
     }
 }
+
+/// How long the answer to a first message never waited for is waited for
+/// before the next message, while the pipe's offer is open.
+const SETTLE_WAIT: Duration = Duration::from_secs(2);
 
 /// How often a wait on the pipe looks whether the bot's process ended (its
 /// pipe closes when it does, unless a process it left holds it).
@@ -252,6 +276,7 @@ impl Instance {
             scratch: None,
             stderr_reader: None,
             sent_at: None,
+            awaited: true,
             ran_unmeasured: Duration::ZERO,
             engine: None,
             pipe: None,
@@ -590,6 +615,10 @@ impl Instance {
 
     /// Writes the next message to the bot; returns its seq.
     pub fn send(&mut self, text: &str) -> Result<u64, AnswerError> {
+        if !self.awaited {
+            self.pass_over_unanswered();
+        }
+        self.awaited = false;
         self.seq += 1;
         tracing::trace!(bot = %self.id, seq = self.seq, "→ {text}");
         self.sent_at = Some(Instant::now());
@@ -614,6 +643,7 @@ impl Instance {
     /// Waits for the answer to the last message until `deadline`. Ends
     /// early, with the exit status, if the bot's process exits.
     pub fn wait(&mut self, deadline: Instant) -> Result<String, AnswerError> {
+        self.awaited = true;
         if self.engine.is_some() {
             return self.wait_engine(deadline);
         }
@@ -646,6 +676,26 @@ impl Instance {
             Err(e) => tracing::trace!(bot = %self.id, seq = self.seq, "← {e}"),
         }
         answer
+    }
+
+    /// Before a message that follows one never waited for: on the pipe,
+    /// its answer is to be passed over; with the offer still open, the
+    /// answer to that first message decides the way, so it is waited for
+    /// (briefly: the bot may be slow to start, or silent), and an offer
+    /// still open after that is withdrawn (a bot that says `pipe` later
+    /// finds the pipe closed and keeps to the files, as the libraries do).
+    fn pass_over_unanswered(&mut self) {
+        match &mut self.pipe {
+            Some(p) if p.taken => p.unanswered = Some(self.seq),
+            Some(_) => {
+                let _ = self.wait(Instant::now() + SETTLE_WAIT);
+                if self.pipe.as_ref().is_some_and(|p| !p.taken) {
+                    tracing::debug!(bot = %self.id, "offer withdrawn: its first answer did not come");
+                    self.pipe = None;
+                }
+            }
+            None => {}
+        }
     }
 
     /// After an answer in `out.txt`: a bot that was offered the pipe took

@@ -270,7 +270,7 @@ impl GameCore {
         self.forfeit_now(
             color,
             EndReason::Garbage,
-            format!("cannot write its in.txt: {why}"),
+            format!("cannot deliver its message: {why}"),
         )
     }
 
@@ -902,7 +902,7 @@ mod tests {
         assert_eq!(forfeit_of(&h), Some((Color::Black, EndReason::Garbage)));
         assert_eq!(
             g.forfeit().unwrap().detail,
-            "cannot write its in.txt: in.txt is a symlink"
+            "cannot deliver its message: in.txt is a symlink"
         );
         // Only the first forfeit counts.
         assert!(g.undeliverable(Color::White, "again").is_empty());

@@ -616,3 +616,34 @@ fn a_sandboxed_bot_waits_at_no_cost_with_or_without_a_pipe() {
         assert_eq!(bot.transport(), if pipe { "pipe" } else { "files" });
     }
 }
+
+#[test]
+fn a_bot_on_the_pipe_told_end_before_its_ready_was_awaited_plays_on_in_the_same_process() {
+    // Black never answers NEW, so the referee ends each game without
+    // waiting for white's READY: white's first answer (which takes the
+    // pipe), and later its READY on the pipe, are never awaited.
+    let s = Scratch::new();
+    let log = s.join("starts.log");
+    let mut silent = Instance::new(
+        fake_spec("silent", "no-ready", &log, Restart::Reuse),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    let argv: Vec<String> = ["python3", "bots/python/weighted.py"]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    let mut white = Instance::new(command_spec("lib", &argv), s.path(), 1).unwrap();
+    for g in 0..3 {
+        let mut spec = game(&format!("n{g}"), 4);
+        spec.time.startup_ms = 1000;
+        let r = play_game(&spec, &mut silent, &mut white, &Silent).unwrap();
+        assert_eq!(r.reason, EndReason::NoReady, "game {g}: {r:?}");
+    }
+    assert_eq!(white.transport(), "pipe");
+    assert_eq!(white.starts(), 1, "white was never restarted");
+    let r = play_game(&game("after", 4), &mut white, &mut silent, &Silent).unwrap();
+    assert_eq!(r.result, Winner::Black, "{r:?}");
+    assert_eq!(white.starts(), 1);
+}

@@ -59,7 +59,20 @@ impl BotPipe {
             rustix::fs::fstat(unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) })
                 .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_fifo())
         };
-        if r == w || !is_fifo(r) || !is_fifo(w) {
+        // SAFETY: fcntl(F_GETFL) only reads the descriptor's flags.
+        let mode = |fd| unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_ACCMODE;
+        if r == w
+            || !is_fifo(r)
+            || !is_fifo(w)
+            || mode(r) == libc::O_WRONLY
+            || mode(w) == libc::O_RDONLY
+        {
+            return None;
+        }
+        // Once per process: a second mailbox would own (and close) the same
+        // descriptors.
+        static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
         // SAFETY: both descriptors were given to this process for this

@@ -78,9 +78,9 @@ impl PipeReader {
 
     /// The next message, waiting until `deadline` (for ever with `None`).
     /// `abort` is asked at least every `tick` while nothing comes and ends
-    /// the wait with its reason. Bytes after the fourth line feed, more than
-    /// [`MAX_MESSAGE_BYTES`], or bytes that are not printable ASCII are
-    /// garbage.
+    /// the wait with its reason. More than [`MAX_MESSAGE_BYTES`] without a
+    /// message, or bytes that are not printable ASCII, are garbage; bytes
+    /// after the fourth line feed stay for the next call ([`Self::pending`]).
     pub fn recv(
         &mut self,
         deadline: Option<Instant>,
@@ -108,6 +108,13 @@ impl PipeReader {
             }
             poll_readable(&self.file, left.map_or(tick, |l| l.min(tick)))?;
         }
+    }
+
+    /// How many bytes came after the last message taken: a writer that
+    /// has one message at a time to answer has none (the referee calls
+    /// them garbage).
+    pub fn pending(&self) -> usize {
+        self.buf.len()
     }
 
     /// Whatever the pipe holds right now, without waiting: true if it is
@@ -153,13 +160,9 @@ impl PipeReader {
                 _ => Ok(None),
             };
         };
-        if end < self.buf.len() {
-            return Err(PipeError::Garbage(format!(
-                "{} more bytes after the fourth line feed (one message per write, nothing after it)",
-                self.buf.len() - end
-            )));
-        }
-        let bytes = std::mem::take(&mut self.buf);
+        // What follows is the next message's (taken at the next call), or,
+        // where there can be none yet, garbage: see `pending`.
+        let bytes: Vec<u8> = self.buf.drain(..end).collect();
         match Message::decode(&bytes) {
             Decoded::Complete(m) => Ok(Some(m)),
             Decoded::Garbage(why) => Err(garbage(why)),
@@ -269,9 +272,7 @@ mod tests {
     #[test]
     fn anything_but_one_message_is_garbage() {
         for bad in [
-            &b"bot.1\nreferee\n7\nd3\nextra"[..],
-            b"bot.1\nreferee\n7\nd3\n\n",
-            b"bot.1\x00",
+            &b"bot.1\x00"[..],
             b"bot.1\nref\xffree\n",
             b"bot.1\nreferee\nseven\nd3\n",
         ] {
@@ -286,6 +287,18 @@ mod tests {
         let (mut r, mut w) = reader();
         w.write_all(&vec![b'a'; MAX_MESSAGE_BYTES + 10]).unwrap();
         assert!(matches!(recv(&mut r, 200), Err(PipeError::Garbage(_))));
+    }
+
+    #[test]
+    fn what_follows_a_message_is_the_next_ones() {
+        let (mut r, mut w) = reader();
+        w.write_all(b"referee\nbot.1\n7\nNEW g\nreferee\nbot.1\n8\nEND")
+            .unwrap();
+        assert_eq!(recv(&mut r, 200).unwrap().seq, 7);
+        assert_eq!(r.pending(), 19);
+        w.write_all(b" draw\n").unwrap();
+        assert_eq!(recv(&mut r, 200).unwrap().text, "END draw");
+        assert_eq!(r.pending(), 0);
     }
 
     #[test]
