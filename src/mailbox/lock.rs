@@ -305,6 +305,30 @@ pub fn holder_alive(o: &OwnerRecord) -> bool {
     }
 }
 
+/// How long the kernel lock of a holder whose process is gone may outlive
+/// it: a child it was starting when it died holds the lock's descriptor
+/// until that child's exec closes it.
+const DEAD_FLOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// True once `flock` got the kernel lock that a holder which is gone (on
+/// this host, by its owner record) left behind in a child it was starting,
+/// within [`DEAD_FLOCK_WAIT`]. False at once for a live or foreign holder.
+fn dead_holders_flock_goes(board: &Path, flock: &File) -> bool {
+    let dead = read_owner(board)
+        .is_some_and(|o| o.host == hostname() && o.pid != std::process::id() && !holder_alive(&o));
+    if !dead {
+        return false;
+    }
+    let until = Instant::now() + DEAD_FLOCK_WAIT;
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+        if flock.try_lock_exclusive().is_ok() {
+            return true;
+        }
+    }
+    false
+}
+
 fn open_flock_file(board: &Dir) -> io::Result<File> {
     use std::os::fd::AsFd;
     let path = board.path().join(FLOCK_FILE);
@@ -512,7 +536,7 @@ impl BoardLock {
         let board_dir = Dir::open(&board).map_err(io_err)?;
         let flock = if opts.flock {
             let f = open_flock_file(&board_dir).map_err(io_err)?;
-            if f.try_lock_exclusive().is_err() {
+            if f.try_lock_exclusive().is_err() && !dead_holders_flock_goes(&board, &f) {
                 let owner = read_owner(&board);
                 return Err(LockError::Held {
                     stale: owner
