@@ -271,19 +271,9 @@ fn finish(cur: &mut Vec<u8>, cut: bool) -> Line {
 }
 
 /// Makes a pipe's writes fail with `WouldBlock` instead of waiting when it
-/// is full (Unix), so an engine that stops reading cannot stall the referee.
+/// is full, so an engine that stops reading cannot stall the referee.
 #[cfg(unix)]
-pub fn set_nonblocking(fd: &impl std::os::fd::AsRawFd) -> io::Result<()> {
-    let fd = fd.as_raw_fd();
-    // SAFETY: fcntl on a descriptor we own, with flag arguments only.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
+pub use mailbox_protocol::pipe::set_nonblocking;
 
 #[cfg(test)]
 mod tests {

@@ -359,7 +359,7 @@ pub fn wrap(
     let json = serde_json::to_string(policy).map_err(io::Error::other)?;
     let (ctl_r, ctl_w) = mailbox_protocol::pipe::pipe()?;
     let (rep_r, rep_w) = mailbox_protocol::pipe::pipe()?;
-    set_nonblocking(&rep_r)?;
+    mailbox_protocol::pipe::set_nonblocking(&rep_r)?;
     let mut command = Command::new(exe);
     command
         .arg(WARDEN_ARG)
@@ -401,21 +401,6 @@ pub fn read_report(mut pipe: &File) -> Report {
         }
     }
     Report::parse(&text)
-}
-
-fn set_nonblocking(f: &File) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: fcntl on an fd we own.
-        unsafe {
-            let fl = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
-            if fl < 0 || libc::fcntl(f.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Hands `path` to the bot's user (not following links), so it can write

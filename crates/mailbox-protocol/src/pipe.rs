@@ -196,11 +196,12 @@ pub fn send(pipe: &File, message: &Message) -> io::Result<()> {
     }
 }
 
-/// Makes `file`'s own end of its pipe non-blocking (the other end, the
-/// bot's, stays as it is).
-pub fn set_nonblocking(file: &File) -> io::Result<()> {
+/// Makes this end of a pipe non-blocking: reads and writes that would wait
+/// fail with `WouldBlock` instead (the other end, another process's open
+/// description, stays as it is).
+pub fn set_nonblocking(file: &impl AsRawFd) -> io::Result<()> {
     let fd = file.as_raw_fd();
-    // SAFETY: fcntl on a descriptor `file` owns.
+    // SAFETY: fcntl on a descriptor `file` owns, with flag arguments only.
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
