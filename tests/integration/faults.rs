@@ -270,6 +270,8 @@ fn finish(cmd: &mut Command, logs: &Path, name: &str, secs: u64) -> (Option<i32>
 
 enum How {
     Builtin(&'static str),
+    /// A built-in bot kept to the files (`pipe = false`): slower.
+    BuiltinOnFiles(&'static str),
     Cmd(Vec<String>),
     Wait,
 }
@@ -347,6 +349,7 @@ fn config(
         t.push_str(&format!("\n[[player]]\nname = \"{}\"\n", p.name));
         match &p.how {
             How::Builtin(b) => t.push_str(&format!("builtin = \"{b}\"\n")),
+            How::BuiltinOnFiles(b) => t.push_str(&format!("builtin = \"{b}\"\npipe = false\n")),
             How::Cmd(argv) => {
                 let parts: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
                 t.push_str(&format!("command = [{}]\n", parts.join(", ")));
@@ -1652,12 +1655,23 @@ fn clock_skew(e: &Env<'_>) -> String {
         "results",
         "games-per-pairing = 8\nconcurrency = 2\nsize = 6\nstale-lock-ms = 3000",
         "[time]\nmove-ms = 5000",
+        // Kept to the files, which keeps the holder playing for the whole
+        // scenario (on the pipe the built-ins finish in well under a
+        // second); built-ins, because a sandboxed bot under faketime
+        // cannot open libfaketime's semaphore.
         &[
-            builtin("s-rnd", "random"),
-            builtin("s-grd", "greedy"),
-            // Keeps the holder playing for the whole scenario (the
-            // built-ins alone finish in well under a second on the pipe).
-            fake("s-slow", "slow 30"),
+            P {
+                name: "s-rnd".into(),
+                how: How::BuiltinOnFiles("random"),
+            },
+            P {
+                name: "s-grd".into(),
+                how: How::BuiltinOnFiles("greedy"),
+            },
+            P {
+                name: "s-wtd".into(),
+                how: How::BuiltinOnFiles("weighted"),
+            },
         ],
     );
     let mut holder = Bg::spawn(
