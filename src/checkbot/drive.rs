@@ -14,7 +14,7 @@ use crate::error::HarnessError;
 use crate::mailbox::{
     read_limited, AnswerError, Decoded, Message, Pending, ReadOutcome, MAX_MESSAGE_BYTES, OUT_FILE,
 };
-use crate::player::{Instance, GRACE};
+use crate::player::{Instance, Transport, GRACE};
 use crate::protocol::{Reply, Request, Verb};
 use crate::referee::seat::{self, MailboxSeat, Seat, SendError};
 
@@ -174,7 +174,7 @@ impl Run<'_> {
             .send(request)
             .map_err(|e| match e {
                 SendError::Referee(e) => e.into(),
-                SendError::Refused(why) if self.inst.transport() == "pipe" => {
+                SendError::Refused(why) if self.inst.transport() == Transport::Pipe => {
                     HarnessError::BotNoncompliant(format!(
                         "cannot write to the bot's pipe: {why}; a bot reads every message from fd 3"
                     ))

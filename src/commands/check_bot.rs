@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::checkbot::{check_bot, Options, RepeatedHints};
 use crate::cli::CheckBotArgs;
 use crate::error::{exit, HarnessError};
-use crate::player::{become_subreaper, Instance, Launch, PlayerSpec, Restart, BUILTINS};
+use crate::player::{become_subreaper, Instance, Launch, PlayerSpec, Restart, Transport, BUILTINS};
 
 /// A board folder of our own under the system's temp folder, removed when
 /// dropped.
@@ -117,7 +117,9 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         let _ = out.flush();
     })?;
     let transport = match inst.transport() {
-        "pipe" => "  talks through the pipe it was offered (PROTOCOL.md, \"The pipe\")".to_string(),
+        Transport::Pipe => {
+            "  talks through the pipe it was offered (PROTOCOL.md, \"The pipe\")".to_string()
+        }
         _ => "  talks through in.txt and out.txt (it did not take the pipe it was offered: \
               PROTOCOL.md, \"The pipe\"; the Python, Ruby and JavaScript libraries take it)"
             .to_string(),

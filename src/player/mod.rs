@@ -90,6 +90,15 @@ pub struct Instance {
     pipe: Option<OfferedPipe>,
 }
 
+/// How messages reach a bot (PROTOCOL.md, "The pipe").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// `in.txt` and `out.txt` in its mailbox.
+    Files,
+    /// The pipe it was offered and took.
+    Pipe,
+}
+
 /// The referee's ends of the pipe offered to a bot's process.
 struct OfferedPipe {
     /// Where its messages go (the bot reads the other end at fd 3).
@@ -488,12 +497,12 @@ impl Instance {
         })
     }
 
-    /// How messages reach the running process now: `pipe` once it took
-    /// the offer, else `files`.
-    pub fn transport(&self) -> &'static str {
+    /// How messages reach the running process now: the pipe once it took
+    /// the offer, else the files.
+    pub fn transport(&self) -> Transport {
         match &self.pipe {
-            Some(p) if p.taken => "pipe",
-            _ => "files",
+            Some(p) if p.taken => Transport::Pipe,
+            _ => Transport::Files,
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tournament::event::Silent;
 use tournament::game::{replay_transcript, Position};
-use tournament::player::{Instance, Launch, PlayerSpec, Restart};
+use tournament::player::{Instance, Launch, PlayerSpec, Restart, Transport};
 use tournament::record::{EndReason, Winner};
 use tournament::referee::{play_game, GameSpec, Rules, TimeControl};
 
@@ -492,11 +492,11 @@ fn seq_in_file(inst: &Instance) -> String {
 #[test]
 fn the_shipped_libraries_take_the_pipe_and_the_basic_bots_keep_to_files() {
     let bots = [
-        ("python3 bots/python/weighted.py", "pipe"),
-        ("ruby bots/ruby/greedy.rb", "pipe"),
-        ("node bots/js/minimax.js", "pipe"),
-        ("yabasic bots/yabasic/greedy.yab", "files"),
-        ("bwbasic bots/bwbasic/greedy.bas", "files"),
+        ("python3 bots/python/weighted.py", Transport::Pipe),
+        ("ruby bots/ruby/greedy.rb", Transport::Pipe),
+        ("node bots/js/minimax.js", Transport::Pipe),
+        ("yabasic bots/yabasic/greedy.yab", Transport::Files),
+        ("bwbasic bots/bwbasic/greedy.bas", Transport::Files),
     ];
     let bots = needs::keep_runnable(bots.to_vec(), |(c, _)| needs::interpreter_of(c));
     let s = Scratch::new();
@@ -511,7 +511,7 @@ fn the_shipped_libraries_take_the_pipe_and_the_basic_bots_keep_to_files() {
         assert_eq!(bot.transport(), transport, "{command}");
         assert_eq!(bot.starts(), 1, "{command}: one process for both games");
         // On the pipe, in.txt still holds the first NEW; on files, the last END.
-        let expect = if transport == "pipe" {
+        let expect = if transport == Transport::Pipe {
             "1".to_string()
         } else {
             bot.seq().to_string()
@@ -519,7 +519,7 @@ fn the_shipped_libraries_take_the_pipe_and_the_basic_bots_keep_to_files() {
         assert_eq!(seq_in_file(&bot), expect, "{command}");
         assert!(bot.seq() > 20, "{command}: {} messages", bot.seq());
         // The built-in bots take it too.
-        assert_eq!(greedy.transport(), "pipe");
+        assert_eq!(greedy.transport(), Transport::Pipe);
     }
 }
 
@@ -541,9 +541,9 @@ fn a_bot_that_answers_the_offer_with_other_words_keeps_to_the_files() {
     .unwrap();
     let r = play_game(&game("late", 4), &mut late, &mut ok, &Silent).unwrap();
     assert_eq!(r.reason, EndReason::Normal, "{r:?}");
-    assert_eq!(late.transport(), "files");
+    assert_eq!(late.transport(), Transport::Files);
     assert_eq!(seq_in_file(&late), late.seq().to_string());
-    assert_eq!(ok.transport(), "pipe");
+    assert_eq!(ok.transport(), Transport::Pipe);
     assert_eq!(seq_in_file(&ok), "1");
 }
 
@@ -613,7 +613,14 @@ fn a_sandboxed_bot_waits_at_no_cost_with_or_without_a_pipe() {
             used <= 5,
             "pipe {pipe}: the bot's process tree used {used} ticks in 1 s of waiting"
         );
-        assert_eq!(bot.transport(), if pipe { "pipe" } else { "files" });
+        assert_eq!(
+            bot.transport(),
+            if pipe {
+                Transport::Pipe
+            } else {
+                Transport::Files
+            }
+        );
     }
 }
 
@@ -641,7 +648,7 @@ fn a_bot_on_the_pipe_told_end_before_its_ready_was_awaited_plays_on_in_the_same_
         let r = play_game(&spec, &mut silent, &mut white, &Silent).unwrap();
         assert_eq!(r.reason, EndReason::NoReady, "game {g}: {r:?}");
     }
-    assert_eq!(white.transport(), "pipe");
+    assert_eq!(white.transport(), Transport::Pipe);
     assert_eq!(white.starts(), 1, "white was never restarted");
     let r = play_game(&game("after", 4), &mut white, &mut silent, &Silent).unwrap();
     assert_eq!(r.result, Winner::Black, "{r:?}");

@@ -14,7 +14,7 @@ use anyhow::{bail, Context};
 
 use tournament::game::{Color, Position};
 use tournament::mailbox::{Message, REFEREE};
-use tournament::player::{Instance, PlayerSpec};
+use tournament::player::{Instance, PlayerSpec, Transport};
 use tournament::protocol::{Reply, Request};
 
 use super::stats::percentile;
@@ -123,10 +123,14 @@ pub fn handoff(root: &Path, moves: usize, pipe: bool) -> anyhow::Result<Handoff>
     if Reply::decode(&ready, 8) != Ok(Reply::Ready) {
         bail!("the built-in bot answered {ready:?} to NEW");
     }
-    let way = if pipe { "pipe" } else { "files" };
+    let way = if pipe {
+        Transport::Pipe
+    } else {
+        Transport::Files
+    };
     if bot.transport() != way {
         bail!(
-            "the built-in bot talks through the {}, not the {way}",
+            "the built-in bot talks through {:?}, not {way:?}",
             bot.transport()
         );
     }

@@ -809,18 +809,23 @@ mod tests {
             ReadOutcome::Linked(2)
         ));
         let fifo = dir.path().join("fifo");
+        make_fifo(&fifo);
+        assert!(matches!(
+            read_limited(&fifo, 10).unwrap(),
+            ReadOutcome::NotAFile
+        ));
+    }
+
+    /// Makes a FIFO at `path`.
+    fn make_fifo(path: &Path) {
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &fifo,
+            path,
             FileType::Fifo,
             Mode::from_raw_mode(0o644),
             0,
         )
         .unwrap();
-        assert!(matches!(
-            read_limited(&fifo, 10).unwrap(),
-            ReadOutcome::NotAFile
-        ));
     }
 
     /// A temp folder holding a mailbox `box/`: (the temp folder, the
@@ -914,14 +919,7 @@ mod tests {
         std::os::unix::fs::symlink(&outside, &p).unwrap();
         assert!(matches!(reader.read(64).unwrap(), ReadOutcome::Symlink));
         fs::remove_file(&p).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &p,
-            FileType::Fifo,
-            Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        make_fifo(&p);
         assert!(matches!(reader.read(64).unwrap(), ReadOutcome::NotAFile));
         fs::remove_file(&p).unwrap();
         // A plain overwrite in place (a v1 bot) is read through the held file.
