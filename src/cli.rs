@@ -72,6 +72,11 @@ pub struct CheckBotArgs {
     /// stdin/stdout, checked by two games against the built-in weighted).
     #[arg(long, default_value = "mailbox")]
     pub protocol: crate::engine::Protocol,
+    /// The tournament whose board the bot is checked on (default:
+    /// ./tournament.toml if it exists), so that it sees what it will see
+    /// there.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// The bot's command line, after `--` (e.g. `-- ruby bots/ruby/greedy.rb`).
     #[arg(last = true, required = true, num_args = 1..)]
     pub command: Vec<String>,
@@ -131,8 +136,8 @@ pub struct RunArgs {
     /// Override games-per-pairing (e.g. a short run in CI).
     #[arg(long)]
     pub games_per_pairing: Option<u32>,
-    /// Override the number of games played at once.
-    #[arg(long)]
+    /// Override the number of games played at once (1 to 256).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub concurrency: Option<u32>,
     /// Crosstable format printed at the end: text, markdown, csv or json.
     #[arg(long, default_value = "text")]

@@ -32,6 +32,10 @@ pub mod exit {
     pub const RESULTS_UNWRITABLE: i32 = 9;
     /// The board folder could not be written (drive gone, permissions).
     pub const BOARD_UNWRITABLE: i32 = 10;
+    /// The machine refused the referee a process or a thread for longer
+    /// than it waits (the user's process limit, memory): nothing of the
+    /// game under way was recorded; run again to resume.
+    pub const MACHINE_EXHAUSTED: i32 = 11;
     /// Stopped by Ctrl-C before the work was done (resumable).
     pub const INTERRUPTED: i32 = 130;
     /// Whoever read stdout stopped reading (`tournament … | head`): stopped
@@ -67,6 +71,9 @@ pub enum HarnessError {
     },
     #[error("cannot write to the board: {0}")]
     BoardUnwritable(String),
+    /// The machine refused a process or thread (the words say which).
+    #[error("{0}")]
+    MachineExhausted(String),
     /// The board's lock was not taken: held by another referee (exit 4),
     /// a board path that is no board's (3), or the drive failed (10). The
     /// lock's error is kept whole.
@@ -95,6 +102,7 @@ impl HarnessError {
             HarnessError::LockLost(_) => exit::LOCK_LOST,
             HarnessError::ResultsUnwritable { .. } => exit::RESULTS_UNWRITABLE,
             HarnessError::BoardUnwritable(_) => exit::BOARD_UNWRITABLE,
+            HarnessError::MachineExhausted(_) => exit::MACHINE_EXHAUSTED,
             HarnessError::BoardLock(e) => match e {
                 LockError::Held { .. } => exit::BOARD_LOCKED,
                 LockError::BadBoard(_) => exit::CONFIG,
@@ -140,6 +148,7 @@ impl From<crate::referee::GameError> for HarnessError {
         match e {
             GameError::LockLost(lost) => HarnessError::LockLost(lost),
             GameError::BoardUnwritable(why) => HarnessError::BoardUnwritable(why),
+            GameError::MachineExhausted(why) => HarnessError::MachineExhausted(why),
             GameError::BadGame(why) => HarnessError::Config(why),
         }
     }
@@ -149,6 +158,7 @@ impl From<StartError> for HarnessError {
     fn from(e: StartError) -> HarnessError {
         match e {
             StartError::Player(why) => HarnessError::PlayerUnavailable(why),
+            StartError::MachineExhausted(why) => HarnessError::MachineExhausted(why),
             StartError::Mailbox { error, .. } if LockLost::in_io(&error).is_some() => {
                 HarnessError::LockLost(LockLost::in_io(&error).expect("just seen").clone())
             }

@@ -39,6 +39,7 @@ pub fn stop_at_once() {
     let _ = ctrlc::set_handler(|| {
         eprintln!("interrupted: stopping the bots");
         kill_all();
+        crate::sandbox::finish();
         std::process::exit(exit::INTERRUPTED);
     });
 }
@@ -47,6 +48,7 @@ fn stop_now(why: &str) -> ! {
     eprintln!("{why}: killing the bots; unfinished games are played again on the next run");
     let _writing = recording();
     kill_all();
+    crate::sandbox::finish();
     std::process::exit(exit::INTERRUPTED);
 }
 

@@ -15,7 +15,9 @@ fn main() {
     tournament::interrupt::quiet_on_closed_stdout();
     let cli = Cli::parse();
     tournament::logging::init(cli.verbose, cli.quiet);
-    let code = match tournament::commands::run(cli) {
+    let result = tournament::commands::run(cli);
+    tournament::sandbox::finish();
+    let code = match result {
         Ok(code) => code,
         Err(err) if tournament::interrupt::is_broken_pipe(&err) => {
             tournament::error::exit::STDOUT_CLOSED

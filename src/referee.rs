@@ -22,7 +22,7 @@ use crate::protocol::Reply;
 use crate::record::{DiscCount, Forfeit, GameRecord};
 
 pub use self::core::{failure_reason, GameCore, Happened, Lost, Next, Outcome, SeatError};
-pub use seat::{GameError, MailboxSeat, ScriptedSeat, Seat, SendError};
+pub use seat::{GameError, MailboxSeat, PrepareError, ScriptedSeat, Seat, SendError};
 
 /// How much time a bot gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,7 +229,7 @@ impl Driver<'_> {
             match seat.prepare(span.clone()) {
                 Ok(started) => fresh[i] = started,
                 Err(e) => {
-                    self.core.on_ready(color_of(i), Err(&e));
+                    self.core.on_ready(color_of(i), Err(&e.into_seat_error()?));
                     return Ok(());
                 }
             }
@@ -250,7 +250,7 @@ impl Driver<'_> {
             // is started again and asked again, once.
             if matches!(answer, Err(SeatError::Exited(_))) && !fresh[i] {
                 if let Err(e) = seat::restart(&mut **seat, span.clone()) {
-                    self.core.on_ready(color_of(i), Err(&e));
+                    self.core.on_ready(color_of(i), Err(&e.into_seat_error()?));
                     return Ok(());
                 }
                 let again = Instant::now();

@@ -76,9 +76,16 @@ impl Run<'_> {
         Ok(ok)
     }
 
-    pub(super) fn new_game(&self, game: &str, color: Color, size: u8) -> Request {
+    /// The NEW of the script's game `round`, named as a tournament names
+    /// its games (`r01.alice.random`): the bot cannot tell the two apart.
+    pub(super) fn new_game(&self, round: u32, color: Color, size: u8) -> Request {
+        let me = self.inst.spec().name.as_str();
+        let (black, white) = match color {
+            Color::Black => (me, OPPONENT),
+            Color::White => (OPPONENT, me),
+        };
         Request::New {
-            game: game.to_string(),
+            game: format!("r{round:02}.{black}.{white}"),
             color,
             opponent: OPPONENT.to_string(),
             size,
@@ -113,7 +120,7 @@ impl Run<'_> {
 
     pub(super) fn step_new(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("NEW → READY within the start-up time (8×8, black)");
-        let new = self.new_game("check-1", Color::Black, 8);
+        let new = self.new_game(1, Color::Black, 8);
         self.expect_word(&mut b, &new, Reply::Ready)?;
         self.finish(b);
         Ok(())
@@ -141,7 +148,7 @@ impl Run<'_> {
     pub(super) fn step_unknown(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("unknown message kind (PING) → OK");
         b.warn_only = true;
-        let ping = Request::Other("PING check-bot".to_string());
+        let ping = Request::Other("PING".to_string());
         self.expect_word(&mut b, &ping, Reply::Ok)?;
         self.finish(b);
         Ok(())
@@ -189,7 +196,7 @@ impl Run<'_> {
              END → BYE",
         );
         let before = self.inst.starts();
-        let new = self.new_game("check-2", Color::White, 6);
+        let new = self.new_game(2, Color::White, 6);
         if self.expect_word(&mut b, &new, Reply::Ready)? {
             if self.inst.starts() > before {
                 b.note("the bot had exited after BYE (allowed) and was started again");
@@ -205,7 +212,7 @@ impl Run<'_> {
 
     pub(super) fn step_four(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("4×4 as black: NEW → READY, TURN → a legal move, END → BYE");
-        let new = self.new_game("check-3", Color::Black, 4);
+        let new = self.new_game(3, Color::Black, 4);
         if self.expect_word(&mut b, &new, Reply::Ready)? {
             let (pos, last) = scripted(4, FOUR);
             if self.expect_move(&mut b, &pos, last)?.is_some() {
@@ -220,7 +227,7 @@ impl Run<'_> {
         let mut b = StepBuilder::new(format!(
             "a complete 4×4 game as white against the built-in {OPPONENT}"
         ));
-        let new = self.new_game("check-4", Color::White, 4);
+        let new = self.new_game(4, Color::White, 4);
         if self.expect_word(&mut b, &new, Reply::Ready)? {
             b.summary.clear();
             let mut rng = rand::rngs::StdRng::seed_from_u64(self.opts.seed);

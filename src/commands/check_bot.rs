@@ -1,56 +1,104 @@
 //! `tournament check-bot -- CMD…`: scripted positions against one bot, a
 //! report of every protocol violation with a hint, exit status 0 only for a
 //! compliant bot. The script and the judging live in `crate::checkbot`;
-//! this file owns the temporary board, the printing and the exit status.
+//! this file owns the board it checks on (the tournament's, or a
+//! temporary one), the printing and the exit status.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::checkbot::{check_bot, Options, RepeatedHints};
 use crate::cli::CheckBotArgs;
 use crate::error::{exit, HarnessError};
+use crate::mailbox::{BoardLock, LockOptions, WriteAccess};
 use crate::player::{become_subreaper, Instance, Launch, PlayerSpec, Restart, Transport, BUILTINS};
 
-/// A board folder of our own under the system's temp folder, removed when
-/// dropped.
-struct TempBoard(PathBuf);
+/// Where check-bot lays out its board, so that the bot sees what it would
+/// see in the tournament: the tournament's own board (the configuration's
+/// `board`), under its lock, with the mailbox `players/<name>.1` that
+/// `run` gives; or, with no configuration at hand or a referee running
+/// on that board, a `board` folder in a fresh temporary folder (removed
+/// when done) — a bot could tell that one by its path alone.
+enum CheckBoard {
+    Tournament(Box<BoardLock>),
+    Temporary { dir: PathBuf, access: WriteAccess },
+}
 
-impl TempBoard {
-    fn create() -> Result<TempBoard, HarnessError> {
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let mut last = None;
-        for attempt in 0..100u32 {
-            let dir = base.join(format!(
-                "tournament-check-bot-{}-{nanos:x}-{attempt}",
-                std::process::id()
-            ));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => return Ok(TempBoard(dir)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => {
-                    return Err(HarnessError::BoardUnwritable(format!(
-                        "cannot create a board in {}: {e}",
-                        base.display()
-                    )))
-                }
+impl CheckBoard {
+    fn choose(config: Option<&crate::config::Config>) -> Result<CheckBoard, HarnessError> {
+        if let Some(c) = config {
+            let taken = c
+                .check_board()
+                .map_err(HarnessError::ConfigFile)
+                .and_then(|()| {
+                    BoardLock::acquire(
+                        &c.board,
+                        &LockOptions {
+                            stale: Duration::from_millis(c.stale_lock_ms),
+                            flock: true,
+                            command: "tournament check-bot".into(),
+                            stale_holders: Vec::new(),
+                        },
+                    )
+                    .map_err(HarnessError::from)
+                });
+            match taken {
+                Ok(lock) => return Ok(CheckBoard::Tournament(Box::new(lock))),
+                Err(e) => tracing::warn!(
+                    "the tournament's board is not free ({e}): checking on a temporary board, whose path a bot could tell from a tournament's"
+                ),
             }
         }
-        Err(HarnessError::BoardUnwritable(format!(
-            "cannot create a board in {}: {}",
-            base.display(),
-            last.map_or("no free name".into(), |e| e.to_string())
-        )))
+        let base = std::env::temp_dir();
+        let made = tempfile_dir(&base).map_err(|e| {
+            HarnessError::BoardUnwritable(format!(
+                "cannot create a board in {}: {e}",
+                base.display()
+            ))
+        })?;
+        let board = made.join("board");
+        std::fs::create_dir(&board).map_err(|e| {
+            HarnessError::BoardUnwritable(format!("cannot create {}: {e}", board.display()))
+        })?;
+        Ok(CheckBoard::Temporary {
+            access: WriteAccess::unshared(&board),
+            dir: made,
+        })
+    }
+
+    fn access(&self) -> &WriteAccess {
+        match self {
+            CheckBoard::Tournament(lock) => lock.access(),
+            CheckBoard::Temporary { access, .. } => access,
+        }
     }
 }
 
-impl Drop for TempBoard {
+impl Drop for CheckBoard {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if let CheckBoard::Temporary { dir, .. } = self {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
+}
+
+/// A new folder in `base` with a name like any program's temporary one.
+fn tempfile_dir(base: &std::path::Path) -> std::io::Result<PathBuf> {
+    let mut last = None;
+    for _ in 0..100 {
+        let dir = base.join(format!(
+            "tmp.{:010x}",
+            rand::random::<u64>() & 0xff_ffff_ffff
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free name")))
 }
 
 /// A player name for the command: the built-in's name for `tournament bot
@@ -66,7 +114,8 @@ fn player_name(argv: &[String]) -> String {
 }
 
 pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
-    let spec = PlayerSpec {
+    let config = super::players::optional_config(args.config.as_deref())?;
+    let mut spec = PlayerSpec {
         name: player_name(&args.command),
         launch: Launch::Command(args.command.clone()),
         restart: Restart::Reuse,
@@ -86,12 +135,17 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
 
     become_subreaper();
     crate::interrupt::stop_at_once();
-    let board = TempBoard::create()?;
+    let board = CheckBoard::choose(config.as_ref())?;
+    // The bot may not read the tournament's own files, as in `run`.
+    spec.sandbox.keep_out = match &config {
+        Some(c) => vec![c.board.clone(), c.results.clone(), c.path.clone()],
+        None => vec![board.access().board().to_path_buf()],
+    };
     let sandbox =
         crate::sandbox::Statement::of(std::slice::from_ref(&spec), crate::sandbox::protections());
-    let mut inst = Instance::new(Arc::new(spec), &board.0, 1).map_err(HarnessError::from)?;
+    let mut inst = Instance::on(Arc::new(spec), board.access(), 1).map_err(HarnessError::from)?;
     if args.protocol.is_engine() {
-        return check_engine(args, inst, &board.0, &sandbox.line());
+        return check_engine(args, inst, board.access(), &sandbox.line());
     }
     println!("check-bot: {shown}");
     println!(
@@ -156,7 +210,7 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
 fn check_engine(
     args: &CheckBotArgs,
     mut engine: Instance,
-    board: &std::path::Path,
+    board: &WriteAccess,
     sandbox: &str,
 ) -> anyhow::Result<i32> {
     use crate::record::EndReason;
@@ -168,7 +222,7 @@ fn check_engine(
         "  {sandbox}; two games on 8×8 against the built-in weighted, move-ms {}, startup-ms {}",
         args.move_ms, args.startup_ms
     );
-    let mut weighted = Instance::new(Arc::new(PlayerSpec::builtin("weighted", 1)), board, 1)
+    let mut weighted = Instance::on(Arc::new(PlayerSpec::builtin("weighted", 1)), board, 1)
         .map_err(HarnessError::from)?;
     let mut failed = 0;
     for (g, engine_black) in [true, false].into_iter().enumerate() {

@@ -32,6 +32,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
             );
         }
     }
+    crate::player::fit_process_limits(&mut players, 2);
     let [black, white] = players.map(Arc::new);
     let defaults = cfg.map(|c| c.time).unwrap_or_default();
     let time = TimeControl {

@@ -96,6 +96,7 @@ fn announce_sandbox(config: &Config) {
         for missing in prot.missing() {
             tracing::warn!("sandbox: partial: {missing}");
         }
+        tracing::info!("bots' control groups: {}", prot.describe_groups());
     }
 }
 
@@ -111,6 +112,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     config.check_board().map_err(HarnessError::ConfigFile)?;
     preflight(&mut config, args.strict)?;
     announce_sandbox(&config);
+    let at_once = config.players.len() * (config.concurrency as usize).min(config.players.len());
+    crate::player::fit_process_limits(&mut config.players, at_once);
     let swiss = config.format == Format::Swiss;
     let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
     let stored = StoredSchedule {

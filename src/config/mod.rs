@@ -6,7 +6,7 @@
 //! `read` reads the files, `raw` turns the text into tables (syntax and
 //! type errors), and one validator per table says what is wrong with it:
 //! `tournament` (with `[sprt]`), `time` (with `[rules]`), `players`,
-//! `openings`; `error` is the error and its position. Paths in the file
+//! `openings`, `sandbox`; `error` is the error and its position. Paths in the file
 //! resolve against the file's folder. Starts nothing and writes nothing.
 
 mod error;
@@ -14,6 +14,7 @@ mod openings;
 mod players;
 mod raw;
 mod read;
+mod sandbox;
 mod time;
 mod tournament;
 
@@ -96,15 +97,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     let size = tournament::size_and_counts(&src, t)?;
     let time = time::time(&src, &raw.time)?;
     let stale_lock_ms = tournament::stale_lock_ms(&src, t)?;
-    let players = players::players(&src, &raw.player, &dir, raw.openings.seed, size)?;
+    let board = dir.join(t.board.get_ref());
+    let results = dir.join(&t.results);
+    let run: [&Path; 3] = [&board, &results, path];
+    let players = players::players(&src, &raw.player, &dir, raw.openings.seed, size, &run)?;
     let gauntlet_player = tournament::gauntlet_player(&src, t, &players)?;
     let openings = openings::openings(&src, &raw.openings, &dir, size)?;
     let rounds = tournament::event_shape(&src, t, &raw.sprt, players.len())?;
+    let players = sandbox::shared_settings(&src, &raw.sandbox, players, &run)?;
     Ok(Config {
         path: path.to_path_buf(),
-        board: dir.join(t.board.get_ref()),
+        board,
         board_at: src.error_at(t.board.span(), Some("tournament.board"), String::new()),
-        results: dir.join(&t.results),
+        results,
         name: t.name.clone(),
         format: t.format,
         gauntlet_player,

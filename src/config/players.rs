@@ -17,13 +17,15 @@ use super::raw::RawPlayer;
 use super::ConfigError;
 
 /// The players; `dir` locates relative paths, `seed` is the openings'
-/// (a player's default), `size` the board's (NBoard plays 8×8 only).
+/// (a player's default), `size` the board's (NBoard plays 8×8 only),
+/// `run` the run's own folders and files (no `read` may hold them).
 pub(super) fn players(
     src: &Source<'_>,
     raw: &[RawPlayer],
     dir: &Path,
     seed: u64,
     size: u8,
+    run: &[&Path],
 ) -> Result<Vec<PlayerSpec>, ConfigError> {
     let mut players: Vec<PlayerSpec> = Vec::new();
     // Names are unique regardless of case: on a case-insensitive drive
@@ -115,6 +117,9 @@ pub(super) fn players(
         sandbox.enabled = p.sandbox.unwrap_or(true);
         sandbox.ponder = p.ponder.unwrap_or(false);
         sandbox.user = p.user.clone();
+        if let Some(read) = &p.read {
+            sandbox.read = read_setting(src, read, i, &name, dir, run)?;
+        }
         // A bot started by hand sees the board on its own machine: an
         // absolute path there (even a Windows one) is kept as written.
         let board_as = p.board_as.as_ref().map(|b| {
@@ -147,6 +152,47 @@ pub(super) fn players(
         ));
     }
     Ok(players)
+}
+
+/// A player's `read`: files and folders (relative to the configuration's
+/// folder) that exist and hold none of the run's own (`run`).
+fn read_setting(
+    src: &Source<'_>,
+    read: &toml::Spanned<Vec<String>>,
+    i: usize,
+    name: &str,
+    dir: &Path,
+    run: &[&Path],
+) -> Result<Vec<PathBuf>, ConfigError> {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut out = Vec::new();
+    for entry in read.get_ref() {
+        let path = dir.join(entry);
+        let wrong = if !path.exists() {
+            Some("does not exist".to_string())
+        } else {
+            run.iter()
+                .find(|own| real(own).starts_with(real(&path)))
+                .map(|own| {
+                    format!(
+                        "holds {}, one of the run's own files (bots may not read the board, the results or the configuration)",
+                        own.display()
+                    )
+                })
+        };
+        if let Some(wrong) = wrong {
+            return Err(src.error_at(
+                read.span(),
+                Some(&format!("player[{}].read", i + 1)),
+                format!(
+                    "player `{name}`: {} {wrong} (read = [...] names files and folders the bot may read)",
+                    path.display()
+                ),
+            ));
+        }
+        out.push(path);
+    }
+    Ok(out)
 }
 
 /// A player's `pipe`: on unless it says otherwise, and said `true` only

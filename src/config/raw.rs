@@ -29,6 +29,16 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) player: Vec<RawPlayer>,
     pub(super) sprt: Option<Spanned<RawSprt>>,
+    #[serde(default)]
+    pub(super) sandbox: RawSandbox,
+}
+
+/// `[sandbox]`: what the sandbox of every spawned bot shares.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawSandbox {
+    /// The user ids set aside for bots under a root referee: `FIRST-LAST`.
+    pub(super) ids: Option<Spanned<String>>,
 }
 
 fn five_percent() -> Spanned<f64> {
@@ -134,6 +144,7 @@ pub(super) struct RawPlayer {
     pub(super) disk_mb: Option<Spanned<u64>>,
     pub(super) processes: Option<Spanned<u64>>,
     pub(super) user: Option<String>,
+    pub(super) read: Option<Spanned<Vec<String>>>,
     pub(super) protocol: Option<Spanned<String>>,
     pub(super) depth: Option<Spanned<u32>>,
     pub(super) pipe: Option<Spanned<bool>>,

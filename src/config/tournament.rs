@@ -17,6 +17,10 @@ use super::raw::{RawSprt, RawTournament};
 use super::time::positive_ms;
 use super::{ConfigError, Format};
 
+/// The most games played at once: each costs two bot processes and a
+/// handful of the referee's threads.
+pub const MAX_CONCURRENCY: u32 = 256;
+
 /// Checks the board size and the counts; returns the size.
 pub(super) fn size_and_counts(src: &Source<'_>, t: &RawTournament) -> Result<u8, ConfigError> {
     let size = *t.size.get_ref();
@@ -38,6 +42,15 @@ pub(super) fn size_and_counts(src: &Source<'_>, t: &RawTournament) -> Result<u8,
                 "expected a number of at least 1".into(),
             ));
         }
+    }
+    if *t.concurrency.get_ref() > MAX_CONCURRENCY {
+        return Err(src.error_at(
+            t.concurrency.span(),
+            Some("tournament.concurrency"),
+            format!(
+                "at most {MAX_CONCURRENCY} games at once (each needs two bots and the referee's threads); to play more, share the tournament over machines"
+            ),
+        ));
     }
     Ok(size)
 }

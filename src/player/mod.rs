@@ -24,12 +24,13 @@ use std::time::{Duration, Instant};
 pub use output::{BotOutput, MAX_LINES_PER_GAME, TAIL_LINES};
 pub use process::{become_subreaper, ExitInfo, ProcessTree};
 pub use spec::{
-    absolute_anywhere, install_hint, mailbox_as_seen, Launch, PlayerSpec, Restart, BUILTINS,
+    absolute_anywhere, fit_process_limits, install_hint, mailbox_as_seen, Launch, PlayerSpec,
+    Restart, BUILTINS,
 };
 
 use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
 use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError, WriteAccess};
-use crate::sandbox::{self, Policy, Scratch, Warden};
+use crate::sandbox::{self, Confinement, Policy, Warden};
 use mailbox_protocol::pipe::{self, PipeError, PipeReader};
 use mailbox_protocol::{Message, REFEREE};
 
@@ -47,6 +48,11 @@ pub enum StartError {
     /// its engine's pipes failed. The words say what to do.
     #[error("{0}")]
     Player(String),
+    /// The machine refused the referee a process or a thread for it (the
+    /// user's process limit, memory) for longer than
+    /// [`sandbox::MACHINE_PATIENCE`]: not the player's doing.
+    #[error("{0}")]
+    MachineExhausted(String),
     /// Its mailbox could not be emptied for the new process: the board is
     /// unwritable, or no longer this referee's (a [`LockLost`] travels
     /// inside `error`: [`LockLost::in_io`]). (The field is not called
@@ -56,6 +62,16 @@ pub enum StartError {
     /// [`LockLost::in_io`]: crate::mailbox::LockLost::in_io
     #[error("cannot clear mailbox of {id}: {error}")]
     Mailbox { id: String, error: std::io::Error },
+}
+
+/// Whether starting a process failed for want of the machine's resources
+/// (the user's process limit, memory), not because of the program.
+fn machine_refused(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::OutOfMemory
+    ) || e.raw_os_error() == Some(libc::EAGAIN)
+        || e.raw_os_error() == Some(libc::ENOMEM)
 }
 
 /// One running copy of a player, with its own mailbox.
@@ -73,8 +89,12 @@ pub struct Instance {
     started_at: Option<Instant>,
     /// The sandbox's warden of the running process, if sandboxed.
     warden: Option<Warden>,
-    /// The bot's private scratch folder (its `TMPDIR`), while it runs.
-    scratch: Option<Scratch>,
+    /// The sandboxed process's scratch folder (its `TMPDIR`), user id and
+    /// control group, while it runs.
+    confinement: Option<Confinement>,
+    /// Why the warden could not start the running process's program, as
+    /// it said at once.
+    start_failure: Option<String>,
     /// The thread reading the process's stderr (done once it ended).
     stderr_reader: Option<std::thread::JoinHandle<()>>,
     /// When the last message was written.
@@ -282,7 +302,8 @@ impl Instance {
             starts: 0,
             started_at: None,
             warden: None,
-            scratch: None,
+            confinement: None,
+            start_failure: None,
             stderr_reader: None,
             sent_at: None,
             awaited: true,
@@ -379,8 +400,26 @@ impl Instance {
             tracing::debug!(bot = %self.id, "process had exited; starting a new one");
             self.stop(Duration::ZERO);
         }
-        self.start()?;
+        self.start_patiently()?;
         Ok(true)
+    }
+
+    /// Starts the process; while the machine refuses a process or a
+    /// thread for it (another program holds the user's limit), tries
+    /// again for up to [`sandbox::MACHINE_PATIENCE`].
+    fn start_patiently(&mut self) -> Result<(), StartError> {
+        let give_up = Instant::now() + sandbox::MACHINE_PATIENCE;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            match self.start() {
+                Err(StartError::MachineExhausted(why)) if Instant::now() < give_up => {
+                    tracing::warn!(bot = %self.id, "{why}; trying again");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+                other => return other,
+            }
+        }
     }
 
     fn start(&mut self) -> Result<(), StartError> {
@@ -392,6 +431,7 @@ impl Instance {
                 error,
             })?;
         self.seq = 0;
+        self.start_failure = None;
         // The bot may see the board under another path (another mount of
         // the same share): it is started there and told that path.
         let seen = PathBuf::from(self.mailbox_as_seen());
@@ -402,7 +442,7 @@ impl Instance {
         let sandboxed = self.spec.sandbox.enabled && matches!(self.spec.launch, Launch::Command(_));
         let (offer, bot_ends) = self.offer_pipe()?.unzip();
         let (mut cmd, report, child_ends) = if sandboxed {
-            let (mut policy, scratch) = self.policy(&seen)?;
+            let (mut policy, confinement) = self.policy(&seen, &program, &args)?;
             policy.pipe = bot_ends.is_some();
             let ends = bot_ends.as_ref().map(|(r, w)| (r, w));
             let wrapped = sandbox::wrap(&program, &args, &policy, self.spec.sandbox.ponder, ends)
@@ -413,8 +453,9 @@ impl Instance {
                 ))
             })?;
             let mut cmd = wrapped.command;
-            cmd.env("TMPDIR", scratch.path());
-            self.scratch = Some(scratch);
+            cmd.env("TMPDIR", confinement.scratch.path())
+                .env("HOME", confinement.scratch.path());
+            self.confinement = Some(confinement);
             self.warden = Some(wrapped.warden);
             (cmd, Some(wrapped.report), Some(wrapped.child_ends))
         } else {
@@ -445,6 +486,8 @@ impl Instance {
         let is_engine = self.spec.protocol.is_engine();
         // An engine's link hears of the exit too: its output may outlive it.
         let (exited, exit_heard) = crossbeam_channel::bounded(1);
+        // The warden's first word on how the bot's start went.
+        let first_word = report.as_ref().and_then(|r| r.try_clone().ok());
         let spawned = process::spawn(&mut cmd, is_engine, report, move |_| {
             bell.ring();
             let _ = exited.try_send(());
@@ -452,6 +495,12 @@ impl Instance {
         drop(child_ends);
         drop(bot_ends);
         let (tree, mut child) = spawned.map_err(|e| {
+            if machine_refused(&e) {
+                return StartError::MachineExhausted(format!(
+                    "the machine refused the referee a process or thread for player `{}`: {e}",
+                    self.spec.name
+                ));
+            }
             let hint = match e.kind() {
                 std::io::ErrorKind::PermissionDenied => {
                     format!(": {}", sandbox::not_executable_hint(&argv[0]))
@@ -464,13 +513,47 @@ impl Instance {
                 argv.join(" ")
             ))
         })?;
-        if is_engine {
-            self.engine = Some(self.engine_driver(&mut child, exit_heard)?);
-        } else if let Some(out) = child.stdout.take() {
-            let _ = self.output.capture("stdout", out);
+        if let Some(pipe) = &first_word {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            match sandbox::await_start(pipe, deadline) {
+                sandbox::Started::Exhausted(why) => {
+                    tree.terminate(Duration::ZERO);
+                    self.warden = None;
+                    self.confinement = None;
+                    return Err(StartError::MachineExhausted(format!(
+                        "the machine refused a process for player `{}`: {why}",
+                        self.spec.name
+                    )));
+                }
+                // Said when it is seen to have ended (`start_error`).
+                sandbox::Started::Failed(why) => self.start_failure = Some(why),
+                sandbox::Started::Yes => {}
+            }
         }
-        if let Some(err) = child.stderr.take() {
-            self.stderr_reader = self.output.capture("stderr", err).ok();
+        let readers = (|| -> Result<(), StartError> {
+            if is_engine {
+                self.engine = Some(self.engine_driver(&mut child, exit_heard)?);
+            } else if let Some(out) = child.stdout.take() {
+                self.output
+                    .capture("stdout", out)
+                    .map_err(|e| self.refused_thread(e))?;
+            }
+            if let Some(err) = child.stderr.take() {
+                self.stderr_reader = Some(
+                    self.output
+                        .capture("stderr", err)
+                        .map_err(|e| self.refused_thread(e))?,
+                );
+            }
+            Ok(())
+        })();
+        if let Err(e) = readers {
+            // Not left running without its readers.
+            tree.terminate(Duration::ZERO);
+            self.engine = None;
+            self.warden = None;
+            self.confinement = None;
+            return Err(e);
         }
         if let Some(w) = &mut self.warden {
             w.attach(tree.pid);
@@ -481,6 +564,14 @@ impl Instance {
         self.starts += 1;
         self.started_at = Some(Instant::now());
         Ok(())
+    }
+
+    /// A thread the machine would not start for this player's process.
+    fn refused_thread(&self, e: std::io::Error) -> StartError {
+        StartError::MachineExhausted(format!(
+            "the machine refused the referee a thread to read player `{}`: {e}",
+            self.spec.name
+        ))
     }
 
     /// A pipe to offer the process about to start, with the bot's ends:
@@ -514,6 +605,9 @@ impl Instance {
         exit: crossbeam_channel::Receiver<()>,
     ) -> Result<EngineDriver, StartError> {
         let failed = |e: std::io::Error| {
+            if machine_refused(&e) {
+                return self.refused_thread(e);
+            }
             StartError::Player(format!(
                 "player `{}`: cannot talk to its engine: {e}",
                 self.spec.name
@@ -537,38 +631,43 @@ impl Instance {
     }
 
     /// The sandbox for a new process whose mailbox the bot sees at
-    /// `seen`, and its fresh scratch folder.
-    fn policy(&self, seen: &Path) -> Result<(Policy, Scratch), StartError> {
-        let settings = &self.spec.sandbox;
-        let protections = sandbox::protections();
-        let user = sandbox::bot_user(&self.spec.name, settings, protections)
-            .map_err(StartError::Player)?;
-        let scratch = Scratch::create(&self.id, user).map_err(|e| {
-            StartError::Player(format!("cannot make a scratch folder for {}: {e}", self.id))
-        })?;
-        if let Some(u) = user {
-            sandbox::give_to(self.mailbox.dir(), u);
+    /// `seen`, running `program args`: its policy, and what it holds
+    /// while it runs (scratch folder, user id, control group).
+    fn policy(
+        &self,
+        seen: &Path,
+        program: &str,
+        args: &[String],
+    ) -> Result<(Policy, Confinement), StartError> {
+        if let Some(why) = &sandbox::protections().exhausted {
+            return Err(StartError::MachineExhausted(format!(
+                "the machine refused the referee a process to look at its sandbox: {why}"
+            )));
+        }
+        let argv: Vec<String> = std::iter::once(program.to_string())
+            .chain(args.iter().cloned())
+            .collect();
+        let (policy, confinement) = sandbox::confine(
+            &self.id,
+            &self.spec.sandbox,
+            self.mailbox.dir(),
+            seen,
+            &argv,
+        )
+        .map_err(StartError::Player)?;
+        if let Some(u) = confinement.user {
             sandbox::give_to(&self.mailbox.dir().join(crate::mailbox::OUT_FILE), u);
         }
-        let policy = Policy {
-            writable: vec![seen.to_path_buf(), scratch.path().to_path_buf()],
-            memory_mb: settings.memory_mb,
-            disk_mb: settings.disk_mb,
-            processes: user.map(|_| settings.processes),
-            user,
-            pid_namespace: protections.pid_namespace.is_ok(),
-            landlock: protections.landlock_abi.is_some(),
-            contain_group: protections.seccomp.is_ok(),
-            pipe: false,
-        };
-        Ok((policy, scratch))
+        Ok((policy, confinement))
     }
 
     /// Why the sandbox could not start the bot's program, once that is known.
     pub fn start_error(&self) -> Option<String> {
         let p = self.process.as_ref()?;
         p.exit.get()?;
-        p.exit.report()?.start_error
+        self.start_failure
+            .clone()
+            .or_else(|| p.exit.report()?.start_error)
     }
 
     /// Which of its limits the bot went over, if any, in words for the
@@ -596,11 +695,18 @@ impl Instance {
         });
         let written = [
             self.mailbox.dir(),
-            self.scratch
+            self.confinement
                 .as_ref()
-                .map_or(self.mailbox.dir(), |s| s.path()),
+                .map_or(self.mailbox.dir(), |c| c.scratch.path()),
         ];
-        sandbox::breach(settings, exit.as_ref(), &self.stderr_tail(), &written)
+        let oom_killed = self.confinement.as_ref().is_some_and(|c| c.oom_killed());
+        sandbox::breach(
+            settings,
+            exit.as_ref(),
+            &self.stderr_tail(),
+            &written,
+            oom_killed,
+        )
     }
 
     /// Stops the sandboxed bot until its next message (not once it ended:
@@ -787,7 +893,7 @@ impl Instance {
         let tree = self.process.take()?;
         let info = tree.terminate(grace);
         self.warden = None;
-        self.scratch = None;
+        self.confinement = None;
         tracing::debug!(bot = %self.id, "bot stopped ({})", info.as_ref().map_or("?".into(), |i| i.to_string()));
         info
     }

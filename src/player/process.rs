@@ -256,7 +256,7 @@ pub fn spawn(
     };
     let exit = Arc::new(ExitCell::default());
     let cell = Arc::clone(&exit);
-    std::thread::Builder::new()
+    let watcher = std::thread::Builder::new()
         .name(format!("bot-exit-{pid}"))
         .spawn(move || {
             let mut info = wait_pid(pid);
@@ -271,7 +271,15 @@ pub fn spawn(
             }
             cell.set(info.clone());
             on_exit(&info);
-        })?;
+        });
+    if let Err(e) = watcher {
+        // Nobody would notice its end: it does not run without a watcher.
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        live_groups().remove(&pid);
+        return Err(e);
+    }
     Ok((ProcessTree { pid, exit }, child))
 }
 

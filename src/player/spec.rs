@@ -368,6 +368,43 @@ impl Statement {
     }
 }
 
+/// Lowers the `processes` of each sandboxed player so that every bot
+/// that can run at once (`at_once`) fits in the referee user's own
+/// process limit, with room left for the referee's threads, when bots
+/// count against that limit (a referee that is not root: each bot's user
+/// namespace counts in the referee's user). Said once when lowered.
+pub fn fit_process_limits(players: &mut [PlayerSpec], at_once: usize) {
+    let Some((limit, used)) = crate::sandbox::shared_process_budget() else {
+        return;
+    };
+    let at_once = at_once.max(1) as u64;
+    // The referee: a few threads per bot (its exit, stdout, stderr) and
+    // per game, and some to spare.
+    let reserve = 32 + 4 * at_once;
+    let per_bot = limit.saturating_sub(used + reserve) / at_once;
+    let mut lowered = false;
+    for p in players.iter_mut() {
+        if matches!(p.launch, Launch::Command(_))
+            && p.sandbox.enabled
+            && p.sandbox.processes > per_bot
+        {
+            p.sandbox.processes = per_bot.max(1);
+            lowered = true;
+        }
+    }
+    if lowered {
+        tracing::warn!(
+            "the referee's user may run {limit} processes (ulimit -u) and runs {used}: each of the {at_once} bots that may run at once gets at most {} processes and threads (processes = ...), so that none can take the referee's{}",
+            per_bot.max(1),
+            if per_bot < 16 {
+                "; too few for some interpreters (node starts about 10 threads): raise ulimit -u or run the referee as root"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use crate::mailbox::{AnswerError, LockLost, Pending};
-use crate::player::Instance;
+use crate::player::{Instance, StartError};
 use crate::protocol::Request;
 
 use super::core::SeatError;
@@ -41,6 +41,35 @@ pub enum GameError {
     /// The game cannot be set up as specified (its opening).
     #[error("{0}")]
     BadGame(String),
+    /// The machine refused the referee a process or thread to start a
+    /// player (not the player's doing: nobody forfeits, the game is
+    /// played again on the next run).
+    #[error("{0}")]
+    MachineExhausted(String),
+}
+
+/// Why a player could not be readied for a game.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The referee's own failure: the game cannot be played now, and
+    /// nobody forfeits.
+    #[error(transparent)]
+    Referee(#[from] GameError),
+    /// The player's program cannot start as configured: it forfeits
+    /// (`start-failed`). The words say what to do.
+    #[error("{0}")]
+    StartFailed(String),
+}
+
+impl PrepareError {
+    /// As the core's kind, for a start that is the player's fault; a
+    /// referee's failure stays one.
+    pub fn into_seat_error(self) -> Result<SeatError, GameError> {
+        match self {
+            PrepareError::Referee(e) => Err(e),
+            PrepareError::StartFailed(why) => Ok(SeatError::StartFailed(why)),
+        }
+    }
 }
 
 /// Why a request did not reach the player.
@@ -64,7 +93,8 @@ pub enum SendError {
 ///
 /// - [`prepare`](Seat::prepare) starts the process (or keeps the running
 ///   one) before each game; `Ok(true)` means it was started just now.
-///   A start that fails is `Err(SeatError::StartFailed(words))`.
+///   A start that fails is `Err(PrepareError::StartFailed(words))` (the
+///   player's fault), or `Err(PrepareError::Referee(_))` (the machine's).
 /// - [`send`](Seat::send) translates a protocol v1 [`Request`] into the
 ///   player's own commands (NEW → `boardsize`/`clear_board` or `set game`;
 ///   TURN → the moves since the last TURN, then `genmove`/`go`; END →
@@ -87,7 +117,7 @@ pub trait Seat {
     fn id(&self) -> &str;
     /// Readies the player for a game logged under `span`: starts it if it
     /// is not running. `Ok(true)` if it was started now.
-    fn prepare(&mut self, span: tracing::Span) -> Result<bool, SeatError>;
+    fn prepare(&mut self, span: tracing::Span) -> Result<bool, PrepareError>;
     /// Delivers one request.
     fn send(&mut self, request: &Request) -> Result<(), SendError>;
     /// Waits until `deadline` for the reply to the last request.
@@ -117,7 +147,7 @@ pub trait Seat {
 /// Starts a player again that exited between games (after its last BYE,
 /// which is allowed): the referee and check-bot both do this, once, when
 /// NEW finds the player gone.
-pub fn restart(seat: &mut dyn Seat, span: tracing::Span) -> Result<(), SeatError> {
+pub fn restart(seat: &mut dyn Seat, span: tracing::Span) -> Result<(), PrepareError> {
     tracing::debug!(bot = seat.id(), "exited between games; starting it again");
     seat.stop(Duration::ZERO);
     seat.prepare(span).map(|_| ())
@@ -232,10 +262,11 @@ impl Seat for MailboxSeat<'_> {
         self.inst.id()
     }
 
-    fn prepare(&mut self, span: tracing::Span) -> Result<bool, SeatError> {
-        self.inst
-            .prepare(span)
-            .map_err(|e| SeatError::StartFailed(e.to_string()))
+    fn prepare(&mut self, span: tracing::Span) -> Result<bool, PrepareError> {
+        self.inst.prepare(span).map_err(|e| match e {
+            StartError::MachineExhausted(why) => GameError::MachineExhausted(why).into(),
+            e => PrepareError::StartFailed(e.to_string()),
+        })
     }
 
     fn send(&mut self, request: &Request) -> Result<(), SendError> {
@@ -349,9 +380,9 @@ impl Seat for ScriptedSeat {
         &self.name
     }
 
-    fn prepare(&mut self, _span: tracing::Span) -> Result<bool, SeatError> {
+    fn prepare(&mut self, _span: tracing::Span) -> Result<bool, PrepareError> {
         if let Some(why) = &self.start_failure {
-            return Err(SeatError::StartFailed(why.clone()));
+            return Err(PrepareError::StartFailed(why.clone()));
         }
         if self.running {
             return Ok(false);

@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// How long a bot may still run after its answer before it is stopped
@@ -97,10 +97,16 @@ impl Warden {
         }
         let mut target = lock(&self.shared);
         if target.phase == Phase::Running {
+            let Some(stopper) = stopper() else {
+                // No thread to stop it later: stopped now (it loses the
+                // moments after its answer, nothing else).
+                target.stop();
+                return;
+            };
             let ticket = next_ticket();
             target.phase = Phase::Stopping(ticket);
             drop(target);
-            stopper().push(
+            stopper.push(
                 Instant::now() + STOP_AFTER,
                 Arc::downgrade(&self.shared),
                 ticket,
@@ -179,19 +185,34 @@ struct Stopper {
     wake: Condvar,
 }
 
-fn stopper() -> &'static Stopper {
-    static STOPPER: OnceLock<&'static Stopper> = OnceLock::new();
-    STOPPER.get_or_init(|| {
+/// The stopper, started on first use, before any bot could hold the
+/// machine's threads ([`start_stopper`]); `None` while the machine
+/// refuses its thread (asked again next time).
+fn stopper() -> Option<&'static Stopper> {
+    static STOPPER: Mutex<Option<&'static Stopper>> = Mutex::new(None);
+    let mut slot = STOPPER.lock().unwrap_or_else(|e| e.into_inner());
+    if slot.is_none() {
         let s: &'static Stopper = Box::leak(Box::new(Stopper {
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
         }));
-        std::thread::Builder::new()
+        match std::thread::Builder::new()
             .name("bot-stopper".into())
             .spawn(move || s.run())
-            .expect("cannot start the thread that stops bots between moves");
-        s
-    })
+        {
+            Ok(_) => *slot = Some(s),
+            Err(e) => tracing::warn!(
+                "cannot start the thread that stops bots between moves ({e}): answered bots are stopped at once"
+            ),
+        }
+    }
+    *slot
+}
+
+/// Starts the thread that stops bots between moves now, while the
+/// machine still grants threads (a run calls this before its first bot).
+pub fn start_stopper() {
+    stopper();
 }
 
 impl Stopper {

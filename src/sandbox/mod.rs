@@ -17,20 +17,30 @@
 //!   cannot see or signal anything outside it, everything the bot starts
 //!   (`setsid` children too) dies with the warden, and the warden dies
 //!   with the referee (also after `kill -9`), so nothing is left behind;
-//! - Landlock: writes only inside the bot's mailbox and scratch folder, no
-//!   links or renames across folders, no TCP, and (ABI ≥ 6) no signals or
-//!   abstract-socket connections outside its own domain;
-//! - `no_new_privs`, resource limits (address space, file size, no core
-//!   dumps, processes when the bot has a user of its own), and an
-//!   unprivileged user when the referee runs as root;
+//!   IPC, network and mount namespaces of its own beside it (System V and
+//!   POSIX IPC objects die with it and reach no other bot, no network but
+//!   its own unconfigured loopback, a `/proc` that shows its own processes);
+//! - Landlock: reads only in the system's folders, its own program's
+//!   folder and the files its command names ([`readable`]), its mailbox
+//!   and scratch folder; writes only in those two, no links or renames
+//!   across folders, no TCP, and (ABI ≥ 6) no signals or abstract-socket
+//!   connections outside its own domain;
+//! - a user id of its own when the referee runs as root ([`ids`]), a
+//!   control group of its own counting its processes and all its memory
+//!   where the referee may make one ([`cgroup`]), `no_new_privs`, resource
+//!   limits (address space, file size, processes, no core dumps), and a
+//!   seccomp filter against new namespaces, Unix sockets and keyrings;
 //! - fair CPU: the whole namespace is stopped while it is not the bot's
 //!   move (unless the player ponders), from [`STOP_AFTER`] its answer
 //!   ([`freeze`]).
 
+pub mod cgroup;
 mod freeze;
+pub mod ids;
 pub mod warden;
 
 pub use freeze::{Warden, STOP_AFTER};
+pub use ids::{IdLease, IdRange};
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -38,6 +48,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
+
+/// How long a start waits for the machine to grant a process or thread
+/// the referee needs (the probe, a bot's warden, a reader thread), before
+/// the run stops (exit 11, nothing lost).
+pub const MACHINE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The hidden subcommand that runs the warden.
 pub const WARDEN_ARG: &str = "__sandbox";
@@ -48,11 +63,9 @@ pub const DEFAULT_MEMORY_MB: u64 = 2048;
 /// Default limit on what a bot may write, in MiB: the largest file, and
 /// the sum of its mailbox and scratch folder checked after every answer.
 pub const DEFAULT_DISK_MB: u64 = 256;
-/// Default limit on processes (and threads) of a bot's user, when bots
-/// run as a user of their own.
+/// Default limit on processes (and threads) of one bot process and what
+/// it starts.
 pub const DEFAULT_PROCESSES: u64 = 512;
-/// The user bots run as when the referee runs as root.
-pub const DEFAULT_USER: &str = "nobody";
 
 /// The file descriptor the warden reads freeze/thaw commands from.
 const CTL_FD: i32 = 3;
@@ -74,8 +87,16 @@ pub struct Settings {
     pub memory_mb: u64,
     pub disk_mb: u64,
     pub processes: u64,
-    /// `user = "name"`: who the bot runs as when the referee runs as root.
+    /// `user = "name"`: who the bot runs as when the referee runs as root
+    /// (default: an id of its own from `ids`).
     pub user: Option<String>,
+    /// `[sandbox] ids`: the user ids set aside for bots (root referee).
+    pub ids: IdRange,
+    /// `read = [...]`: more files and folders the bot may read.
+    pub read: Vec<PathBuf>,
+    /// The run's own folders (the board, the results, the configuration
+    /// file): never readable, even when a bot's program sits beside them.
+    pub keep_out: Vec<PathBuf>,
 }
 
 impl Default for Settings {
@@ -87,6 +108,9 @@ impl Default for Settings {
             disk_mb: DEFAULT_DISK_MB,
             processes: DEFAULT_PROCESSES,
             user: None,
+            ids: ids::DEFAULT_IDS,
+            read: Vec::new(),
+            keep_out: Vec::new(),
         }
     }
 }
@@ -96,14 +120,21 @@ impl Default for Settings {
 pub struct Policy {
     /// The folders the bot may write in: its mailbox and its scratch folder.
     pub writable: Vec<PathBuf>,
+    /// Beyond the system's folders, what the bot may read (and run).
+    pub readable: Vec<PathBuf>,
     pub memory_mb: u64,
     pub disk_mb: u64,
-    /// Set only when the bot runs as a user of its own (the count is per user).
+    /// `RLIMIT_NPROC`: counted per user id (its own, when the referee
+    /// runs as root), or per user namespace (its own, when not).
     pub processes: Option<u64>,
     /// Run the bot as this (uid, gid).
     pub user: Option<(u32, u32)>,
-    /// Try a PID namespace (with a user namespace when not root).
-    pub pid_namespace: bool,
+    /// The namespaces to make (with a user namespace when not root).
+    pub namespaces: Namespaces,
+    /// The `cgroup.procs` files of the bot's control groups, which the
+    /// warden writes itself into before anything else.
+    #[serde(default)]
+    pub cgroups: Vec<PathBuf>,
     /// Apply Landlock.
     pub landlock: bool,
     /// Keep the bot's processes in its process group (seccomp).
@@ -113,6 +144,19 @@ pub struct Policy {
     /// [`PIPE_READS_FD`] and [`PIPE_WRITES_FD`]).
     #[serde(default)]
     pub pipe: bool,
+}
+
+/// The namespaces a bot gets, each where this machine allows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Namespaces {
+    /// Its own PID namespace, the warden its first process.
+    pub pid: bool,
+    /// Its own System V / POSIX IPC namespace.
+    pub ipc: bool,
+    /// Its own network namespace (a loopback that is down, nothing else).
+    pub net: bool,
+    /// Its own mount namespace, with a `/proc` of its PID namespace.
+    pub mount: bool,
 }
 
 /// How the bot ended, as the warden saw it.
@@ -126,11 +170,14 @@ pub struct Report {
     pub max_rss_kib: u64,
     /// The warden could not start it (why).
     pub start_error: Option<String>,
+    /// The machine refused the warden a process for it (why): not the
+    /// bot's doing.
+    pub exhausted: Option<String>,
 }
 
 impl Report {
-    /// Parses the warden's report lines (`exit N`, `signal N`, `rss K`,
-    /// `error TEXT`); unknown lines are ignored.
+    /// Parses the warden's report lines (`started`, `exit N`, `signal N`,
+    /// `rss K`, `error TEXT`, `exhausted TEXT`); unknown lines are ignored.
     pub fn parse(text: &str) -> Report {
         let mut r = Report::default();
         for line in text.lines() {
@@ -140,6 +187,10 @@ impl Report {
                 "signal" => r.signal = rest.trim().parse().ok(),
                 "rss" => r.max_rss_kib = rest.trim().parse().unwrap_or(0),
                 "error" => r.start_error = Some(rest.to_string()),
+                "exhausted" => {
+                    r.start_error = Some(rest.to_string());
+                    r.exhausted = Some(rest.to_string());
+                }
                 _ => {}
             }
         }
@@ -154,10 +205,22 @@ pub struct Protections {
     pub landlock_abi: Option<i32>,
     /// Whether a PID namespace could be made (why not, otherwise).
     pub pid_namespace: Result<(), String>,
-    /// Whether a seccomp filter can keep a bot in its process group.
+    /// Whether an IPC namespace could be made.
+    pub ipc_namespace: Result<(), String>,
+    /// Whether a network namespace could be made.
+    pub net_namespace: Result<(), String>,
+    /// Whether a mount namespace with a `/proc` of its own could be made.
+    pub mount_namespace: Result<(), String>,
+    /// Whether a seccomp filter can keep a bot in its process group (and
+    /// away from new namespaces, Unix sockets and keyrings).
     pub seccomp: Result<(), String>,
-    /// The referee runs as root (bots then get a user of their own).
+    /// The referee runs as root (bots then get a user id of their own).
     pub root: bool,
+    /// The control groups this referee may put bots in.
+    pub cgroups: Result<cgroup::Hierarchy, String>,
+    /// The machine refused the probe a process for as long as the referee
+    /// waits (why): no bot can be started safely now.
+    pub exhausted: Option<String>,
 }
 
 /// How complete the sandbox is, for the crosstable and report footers.
@@ -193,12 +256,41 @@ impl Protections {
     /// Looks at the kernel and at who we are. Starts one short warden
     /// process to see whether namespaces can be made here.
     pub fn probe() -> Protections {
-        let (pid_namespace, seccomp) = probe_warden();
+        // A machine short of processes would make every layer look
+        // missing: the probe waits for it, as a bot's start does.
+        let give_up = std::time::Instant::now() + MACHINE_PATIENCE;
+        let mut pause = std::time::Duration::from_millis(20);
+        let probe = loop {
+            let probe = probe_warden();
+            if probe.exhausted().is_none() || std::time::Instant::now() >= give_up {
+                break probe;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_secs(1));
+        };
+        cgroup::sweep_dead_runs();
         Protections {
             landlock_abi: landlock_abi(),
-            pid_namespace,
-            seccomp,
+            pid_namespace: probe.answer("pidns"),
+            ipc_namespace: probe.answer("ipcns"),
+            net_namespace: probe.answer("netns"),
+            mount_namespace: probe.answer("mntns"),
+            seccomp: probe.answer("seccomp"),
             root: is_root(),
+            cgroups: cgroup::Hierarchy::for_this_run(),
+            exhausted: probe.exhausted(),
+        }
+    }
+
+    /// The namespaces a bot gets here.
+    pub fn namespaces(&self) -> Namespaces {
+        let pid = self.pid_namespace.is_ok();
+        Namespaces {
+            pid,
+            ipc: self.ipc_namespace.is_ok(),
+            net: self.net_namespace.is_ok(),
+            // A /proc of its own needs its own PID namespace.
+            mount: pid && self.mount_namespace.is_ok(),
         }
     }
 
@@ -225,7 +317,48 @@ impl Protections {
                 "PID namespace: {why}: a bot's `setsid` children are ended by the referee, not by the kernel, and a bot is stopped between moves by its process group only"
             ));
         }
+        if let Err(why) = &self.ipc_namespace {
+            out.push(format!(
+                "IPC namespace: {why}: bots share System V and POSIX IPC objects (a channel between them, and memory left behind)"
+            ));
+        }
+        if let Err(why) = &self.net_namespace {
+            out.push(format!(
+                "network namespace: {why}: bots can talk to each other over UDP"
+            ));
+        }
+        if self.pid_namespace.is_ok() {
+            if let Err(why) = &self.mount_namespace {
+                out.push(format!(
+                    "mount namespace: {why}: /proc shows a bot every process of the machine"
+                ));
+            }
+        }
+        match &self.cgroups {
+            Err(why) => out.push(format!(
+                "cgroups: {why}: {}",
+                if self.root {
+                    "a bot's processes are limited on its own user id; its shared memory, memfds and tmpfs files are not counted against memory-mb"
+                } else {
+                    "a bot's processes are limited in its own user namespace, within the referee user's limit; its shared memory, memfds and tmpfs files are not counted against memory-mb"
+                }
+            )),
+            Ok(h) => out.extend(h.missing()),
+        }
+        if !self.root && self.pid_namespace.is_err() {
+            out.push(
+                "user ids: the referee is not root and cannot make user namespaces: bots share its user and its process limit".into(),
+            );
+        }
         out
+    }
+
+    /// What bots are put in, for the log: the cgroup version used.
+    pub fn describe_groups(&self) -> String {
+        match &self.cgroups {
+            Ok(h) => h.describe(),
+            Err(why) => format!("no control groups ({why})"),
+        }
     }
 
     /// Full when nothing is missing.
@@ -269,11 +402,51 @@ pub fn is_root() -> bool {
     false
 }
 
-/// Asks a warden (`--probe`) whether this machine lets it make a PID
-/// namespace and install a seccomp filter: each `Ok`, or why not.
-fn probe_warden() -> (Result<(), String>, Result<(), String>) {
+/// What a warden's `--probe` said: one line per feature, `NAME ok` or
+/// `NAME why not`.
+struct ProbeAnswer(Result<String, String>);
+
+impl ProbeAnswer {
+    /// Why the machine refused the probe a process, if it did (the
+    /// answers then say nothing of what the kernel allows).
+    fn exhausted(&self) -> Option<String> {
+        let text = match &self.0 {
+            Ok(t) => t,
+            Err(e) => e,
+        };
+        text.lines()
+            .find(|l| {
+                [
+                    "os error 11",
+                    "os error 12",
+                    "Resource temporarily unavailable",
+                ]
+                .iter()
+                .any(|sign| l.contains(sign))
+            })
+            .map(str::to_string)
+    }
+
+    fn answer(&self, what: &str) -> Result<(), String> {
+        let text = self.0.as_ref().map_err(Clone::clone)?;
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix(what).and_then(|r| r.strip_prefix(' ')))
+            .map(str::trim)
+            .ok_or_else(|| "the probe did not say".to_string())?;
+        if line == "ok" {
+            Ok(())
+        } else {
+            Err(line.to_string())
+        }
+    }
+}
+
+/// Asks a warden (`--probe`) what this machine lets it make: namespaces
+/// (PID, IPC, network, mount with its own /proc) and a seccomp filter.
+fn probe_warden() -> ProbeAnswer {
     if !cfg!(target_os = "linux") {
-        return (Err("not Linux".into()), Err("not Linux".into()));
+        return ProbeAnswer(Err("not Linux".into()));
     }
     let out = crate::program::to_start()
         .map_err(|e| format!("cannot find own binary: {e}"))
@@ -284,22 +457,7 @@ fn probe_warden() -> (Result<(), String>, Result<(), String>) {
                 .output()
                 .map_err(|e| format!("cannot start the probe: {e}"))
         });
-    let text = match out {
-        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Err(e) => return (Err(e.clone()), Err(e)),
-    };
-    let answer = |what: &str| -> Result<(), String> {
-        let line = text
-            .lines()
-            .find_map(|l| l.strip_prefix(what).map(str::trim))
-            .ok_or_else(|| "the probe did not say".to_string())?;
-        if line == "ok" {
-            Ok(())
-        } else {
-            Err(line.to_string())
-        }
-    };
-    (answer("pidns "), answer("seccomp "))
+    ProbeAnswer(out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()))
 }
 
 /// Finds a user's (uid, gid) by name.
@@ -385,6 +543,64 @@ pub fn wrap(
     })
 }
 
+/// How a warden's start of its bot went, from its first report line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Started {
+    /// The bot's program runs (or the warden said nothing in time: what
+    /// happened is seen when it ends).
+    Yes,
+    /// The bot's program could not be started (the warden's words, e.g.
+    /// not executable): the bot's own failure.
+    Failed(String),
+    /// The machine refused the warden a process for the bot (the words):
+    /// try again later; not the bot's doing.
+    Exhausted(String),
+}
+
+/// Waits up to `deadline` for the warden's first report line (non-blocking
+/// `pipe`): [`Started::Exhausted`] when the machine refused it a process,
+/// [`Started::Failed`] when the bot's program could not start, else
+/// [`Started::Yes`]. Reads that line only (the rest is read when the
+/// warden ends).
+pub fn await_start(pipe: &File, deadline: std::time::Instant) -> Started {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    let mut reader = pipe;
+    while std::time::Instant::now() < deadline && line.len() < 4096 {
+        match reader.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) => line.push(byte[0]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                #[cfg(unix)]
+                {
+                    use std::os::fd::AsRawFd;
+                    let mut fds = [libc::pollfd {
+                        fd: pipe.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    }];
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    // SAFETY: poll on one valid descriptor.
+                    unsafe { libc::poll(fds.as_mut_ptr(), 1, left.as_millis().min(1000) as i32) };
+                }
+                #[cfg(not(unix))]
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&line);
+    if let Some(why) = text.strip_prefix("exhausted ") {
+        Started::Exhausted(why.to_string())
+    } else if let Some(why) = text.strip_prefix("error ") {
+        Started::Failed(why.to_string())
+    } else {
+        Started::Yes
+    }
+}
+
 /// Reads what a warden reported (non-blocking: call after it exited).
 pub fn read_report(mut pipe: &File) -> Report {
     let mut text = String::new();
@@ -449,7 +665,8 @@ pub fn bytes_below(dir: &Path, cap: u64) -> u64 {
     total
 }
 
-/// A bot's private scratch folder (its `TMPDIR`), removed with the value.
+/// A bot's private scratch folder (its `TMPDIR` and `HOME`), removed with
+/// the value.
 #[derive(Debug)]
 pub struct Scratch {
     path: PathBuf,
@@ -471,7 +688,7 @@ impl Scratch {
             match b.create(&path) {
                 Ok(()) => {
                     if let Some(u) = user {
-                        give_to(&path, u);
+                        hand_folder(&path, u);
                     }
                     return Ok(Scratch { path });
                 }
@@ -494,31 +711,290 @@ impl Drop for Scratch {
     }
 }
 
+/// Lets `user` write in the folder `path` through its group (mode 0770),
+/// the referee keeping it as owner: the bot cannot open its folder to
+/// other bots (chmod needs the owner). A drive that cannot change owners
+/// (a network share) is left as it is.
+pub fn hand_folder(path: &Path, user: (u32, u32)) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return;
+        };
+        // SAFETY: lchown and chmod on a NUL-terminated path; -1 keeps the owner.
+        let rc = unsafe {
+            let rc = libc::lchown(c.as_ptr(), u32::MAX, user.1);
+            if rc == 0 {
+                libc::chmod(c.as_ptr(), 0o770)
+            } else {
+                rc
+            }
+        };
+        if rc != 0 {
+            tracing::debug!(path = %path.display(), "cannot hand to the bot's group: {}", io::Error::last_os_error());
+        }
+    }
+}
+
 /// What this machine can enforce, looked at once per process.
 pub fn protections() -> &'static Protections {
-    static ONCE: std::sync::OnceLock<Protections> = std::sync::OnceLock::new();
-    ONCE.get_or_init(Protections::probe)
+    PROTECTIONS.get_or_init(|| {
+        let found = Protections::probe();
+        // Before any bot runs that could hold the machine's threads.
+        freeze::start_stopper();
+        found
+    })
 }
 
-/// The user a bot runs as: its own when the referee runs as root
-/// (`user`, default [`DEFAULT_USER`]), else the referee's (`None`).
-pub fn bot_user(
-    player: &str,
-    settings: &Settings,
-    protections: &Protections,
-) -> Result<Option<(u32, u32)>, String> {
-    if !protections.root {
-        return Ok(None);
+static PROTECTIONS: std::sync::OnceLock<Protections> = std::sync::OnceLock::new();
+
+/// The referee user's own process limit and how many processes and
+/// threads it runs now, when its bots count against that limit: when the
+/// referee is not root (bots in user namespaces of its user) and no
+/// control group counts them on their own. `None` when nothing is shared
+/// or the limit is infinite.
+pub fn shared_process_budget() -> Option<(u64, u64)> {
+    let protections = protections();
+    if protections.root {
+        return None;
     }
-    user_under_root(player, settings)
+    if protections
+        .cgroups
+        .as_ref()
+        .is_ok_and(|h| h.counts_processes())
+    {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit with a valid pointer.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) } != 0
+            || lim.rlim_cur == libc::RLIM_INFINITY
+        {
+            return None;
+        }
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        Some((lim.rlim_cur, tasks_of(uid)))
+    }
+    #[cfg(not(unix))]
+    None
 }
 
-/// The user a bot runs as under a root referee: `user`, default
-/// [`DEFAULT_USER`]; `None` if that is root itself.
+/// How many processes and threads `uid` runs (what `RLIMIT_NPROC`
+/// counts), from `/proc`.
+#[cfg(unix)]
+fn tasks_of(uid: u32) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if e.metadata().is_ok_and(|m| m.uid() == uid) {
+            n += std::fs::read_dir(e.path().join("task")).map_or(1, |t| t.count() as u64);
+        }
+    }
+    n
+}
+
+/// Removes this run's control groups (call when the command ends; a
+/// referee killed with -9 leaves them to the next one, which removes
+/// them).
+pub fn finish() {
+    if let Some(Ok(h)) = PROTECTIONS.get().map(|p| &p.cgroups) {
+        h.remove();
+    }
+}
+
+/// Who a bot runs as under a root referee, for checks made before it
+/// starts: `user` if set (`None` if that is root), else the first id of
+/// `ids` (every id of the range is "other" to the machine's files alike).
 pub fn user_under_root(player: &str, settings: &Settings) -> Result<Option<(u32, u32)>, String> {
-    let name = settings.user.as_deref().unwrap_or(DEFAULT_USER);
+    let Some(name) = settings.user.as_deref() else {
+        return Ok(Some((settings.ids.first, settings.ids.first)));
+    };
     let user = lookup_user(name).map_err(|e| format!("player `{player}`: {e} (user = ...)"))?;
     Ok((user.0 != 0).then_some(user))
+}
+
+/// What one sandboxed bot process holds while it runs: its scratch
+/// folder, its leased user id, its control group. Dropped once the
+/// process is gone (its group is emptied and removed, its id freed).
+#[derive(Debug)]
+pub struct Confinement {
+    pub scratch: Scratch,
+    /// The (uid, gid) it runs as, when not the referee's.
+    pub user: Option<(u32, u32)>,
+    group: Option<cgroup::BotGroup>,
+    _lease: Option<IdLease>,
+}
+
+impl Confinement {
+    /// Whether the kernel ended a process of the bot for going over its
+    /// group's memory limit.
+    pub fn oom_killed(&self) -> bool {
+        self.group.as_ref().is_some_and(|g| g.oom_killed())
+    }
+}
+
+/// Readies one bot process's sandbox: its user id (a leased one of
+/// `ids` when the referee runs as root, unless `user` names one), its
+/// scratch folder, its mailbox folder handed to it (`mailbox` as the
+/// referee sees it, `seen` as the bot does; the caller hands it the files
+/// it must write there), its control group, and the policy
+/// the warden applies. `argv` is its resolved command. The words of an
+/// error say what failed.
+pub fn confine(
+    id: &str,
+    settings: &Settings,
+    mailbox: &Path,
+    seen: &Path,
+    argv: &[String],
+) -> Result<(Policy, Confinement), String> {
+    let protections = protections();
+    let (user, lease) = if !protections.root {
+        (None, None)
+    } else if settings.user.is_some() {
+        (user_under_root(id, settings)?, None)
+    } else {
+        let lease = IdLease::take(settings.ids)
+            .map_err(|e| format!("cannot give {id} a user id of its own: {e}"))?;
+        (Some(lease.user()), Some(lease))
+    };
+    let scratch = Scratch::create(id, user)
+        .map_err(|e| format!("cannot make a scratch folder for {id}: {e}"))?;
+    if let Some(u) = user {
+        hand_folder(mailbox, u);
+    }
+    let group = match &protections.cgroups {
+        Ok(h) => match h.group(id, settings.processes, settings.memory_mb) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                tracing::warn!("cannot make the control group of {id}: {e}");
+                None
+            }
+        },
+        Err(_) => None,
+    };
+    let policy = Policy {
+        writable: vec![seen.to_path_buf(), scratch.path().to_path_buf()],
+        readable: readable(argv, settings),
+        memory_mb: settings.memory_mb,
+        disk_mb: settings.disk_mb,
+        processes: Some(settings.processes),
+        user,
+        namespaces: protections.namespaces(),
+        cgroups: group.as_ref().map(|g| g.procs()).unwrap_or_default(),
+        landlock: protections.landlock_abi.is_some(),
+        contain_group: protections.seccomp.is_ok(),
+        pipe: false,
+    };
+    Ok((
+        policy,
+        Confinement {
+            scratch,
+            user,
+            group,
+            _lease: lease,
+        },
+    ))
+}
+
+/// The system's folders every bot may read (and run programs from), where
+/// they exist: programs, libraries, interpreters and their packages, the
+/// system's configuration.
+pub const SYSTEM_FOLDERS: [&str; 12] = [
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/var/lib/gems",
+    "/nix/store",
+    "/snap",
+];
+
+/// What a bot may read beyond [`SYSTEM_FOLDERS`] and its own mailbox and
+/// scratch folder: the folder of each file its command names (its
+/// program, its script: the libraries beside them load), or only the file
+/// where that folder holds one of the run's own folders (a bot beside
+/// tournament.toml); each folder its command names that holds none of
+/// them; the installation its program comes from, when that is not a
+/// system folder (the folder above its `bin/`, e.g. a pyenv or nvm
+/// under a home); and what `read` adds.
+pub fn readable(argv: &[String], settings: &Settings) -> Vec<PathBuf> {
+    let keep_out: Vec<PathBuf> = settings.keep_out.iter().map(|p| absolute(p)).collect();
+    let holds_run = |dir: &Path| keep_out.iter().any(|k| k.starts_with(dir));
+    let system = |p: &Path| SYSTEM_FOLDERS.iter().any(|s| p.starts_with(s));
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut add = |p: PathBuf| {
+        if !system(&p) && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    for (i, arg) in argv.iter().enumerate() {
+        let named = Path::new(arg);
+        if !named.is_absolute() {
+            continue;
+        }
+        let Ok(real) = std::fs::canonicalize(named) else {
+            continue;
+        };
+        if real.is_dir() {
+            if !holds_run(&real) {
+                add(real);
+            }
+            continue;
+        }
+        let mut folders = vec![real.parent().map(Path::to_path_buf)];
+        if i == 0 {
+            // The program as named (a shim) and as found (its target).
+            folders.push(installation_of(named));
+            folders.push(installation_of(&real));
+        }
+        let mut file_only = false;
+        for folder in folders.into_iter().flatten() {
+            if holds_run(&folder) {
+                file_only = true;
+            } else {
+                add(folder);
+            }
+        }
+        if file_only {
+            add(real);
+        }
+    }
+    for p in &settings.read {
+        add(absolute(p));
+    }
+    out
+}
+
+/// The installation a program outside the system's folders belongs to:
+/// the folder above its `bin/` (or pyenv's `shims/`).
+fn installation_of(program: &Path) -> Option<PathBuf> {
+    let folder = program.parent()?;
+    let name = folder.file_name()?.to_str()?;
+    matches!(name, "bin" | "shims").then(|| folder.parent().map(Path::to_path_buf))?
+}
+
+/// `p` with links resolved where it exists, else as it is.
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// A limit a bot can go over.
@@ -566,6 +1042,7 @@ pub fn breach(
     exit: Option<&(crate::pid::ExitInfo, Report)>,
     stderr_tail: &[String],
     written: &[&Path],
+    oom_killed: bool,
 ) -> Option<(Limit, String)> {
     let cap = settings.disk_mb.saturating_mul(1 << 20);
     let mut total = 0u64;
@@ -583,6 +1060,15 @@ pub fn breach(
         ));
     }
     let (info, report) = exit?;
+    if oom_killed {
+        return Some((
+            Limit::Memory,
+            format!(
+                "ran out of memory: all its processes together (shared memory and memfds included) went over its limit of {} MiB (memory-mb), and the kernel ended one; it ended ({info})",
+                settings.memory_mb
+            ),
+        ));
+    }
     let tail = stderr_tail.join("\n").to_lowercase();
     #[cfg(unix)]
     let too_large = matches!(info, crate::pid::ExitInfo::Signal(s) if *s == libc::SIGXFSZ);
@@ -670,10 +1156,19 @@ pub fn check_reach(
     base_dir: &Path,
     board: &Path,
 ) -> Result<(), String> {
-    let Some(user) = bot_user(player, settings, protections())? else {
+    if !protections().root {
+        return Ok(());
+    }
+    let Some(user) = user_under_root(player, settings)? else {
         return Ok(());
     };
-    let name = settings.user.as_deref().unwrap_or(DEFAULT_USER);
+    let name = match settings.user.as_deref() {
+        Some(name) => format!("user {name} (uid {})", user.0),
+        None => format!(
+            "a user id of its own (one of {}, `[sandbox] ids`)",
+            settings.ids
+        ),
+    };
     let mut paths: Vec<(PathBuf, bool)> = vec![(board.to_path_buf(), false)];
     for (i, a) in argv.iter().enumerate() {
         let p = base_dir.join(a);
@@ -684,8 +1179,7 @@ pub fn check_reach(
     for (p, read) in paths {
         if let Some(blocked) = unreachable_for(&p, user, read) {
             return Err(format!(
-                "player `{player}` runs as user {name} (uid {}) because the referee runs as root, and {name} cannot get to {}: blocked at {blocked}. Open it to that user (e.g. chmod o+rx on the folders), put the interpreter or bot elsewhere, or set `user = \"...\"` for this player",
-                user.0,
+                "player `{player}` runs as {name} because the referee runs as root, and that user cannot get to {}: blocked at {blocked}. Open it to every user (e.g. chmod o+rx on the folders), put the interpreter or bot elsewhere, or set `user = \"...\"` for this player",
                 p.display()
             ));
         }

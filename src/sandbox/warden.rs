@@ -1,9 +1,11 @@
 //! The warden: `tournament __sandbox POLICY -- PROGRAM ARGS…`, the process
 //! between the referee and one bot.
 //!
-//! Owns: making the bot's PID namespace (and user namespace when not
-//! root), being its first process (so everything in it dies with the
-//! warden), starting the bot with its limits, user and Landlock rules,
+//! Owns: joining the bot's control groups, making its namespaces (PID,
+//! IPC, network, mount with a `/proc` of its own; and a user namespace
+//! when not root), being its first process (so everything in it dies with
+//! the warden), bounding System V IPC in its IPC namespace, starting the
+//! bot with its limits, user, Landlock rules and seccomp filters,
 //! stopping and continuing everything in the namespace on the referee's
 //! word (`S`/`C` on fd 3), passing TERM on, reaping, and reporting how the
 //! bot ended on fd 4. Must not: read the board, talk the protocol, or
@@ -17,7 +19,7 @@ use std::io::{self, Write};
 use std::os::fd::FromRawFd;
 use std::process::Command;
 
-use super::{Policy, CTL_FD, PIPE_READS_FD, PIPE_WRITES_FD, REPORT_FD};
+use super::{Namespaces, Policy, CTL_FD, PIPE_READS_FD, PIPE_WRITES_FD, REPORT_FD};
 
 /// Runs the warden (never returns). `args` are the process's arguments
 /// after `__sandbox`.
@@ -78,8 +80,14 @@ mod linux {
         unsafe {
             libc::signal(libc::SIGTERM, libc::SIG_IGN);
         }
-        if policy.pid_namespace {
-            match enter_namespaces() {
+        for procs in &policy.cgroups {
+            // "0": this process; what it starts is born in the group.
+            if let Err(e) = std::fs::write(procs, "0") {
+                report(&format!("warn cannot join {}: {e}", procs.display()));
+            }
+        }
+        if policy.namespaces.pid {
+            match enter_namespaces(&policy.namespaces) {
                 Ok(()) => return fork_first_process(&policy, &argv),
                 Err(e) => report(&format!("warn no PID namespace: {e}")),
             }
@@ -96,19 +104,44 @@ mod linux {
         Some((policy, args[2..].to_vec()))
     }
 
-    /// Prints what this machine allows: `pidns ok` or `pidns WHY`, then
-    /// `seccomp ok` or `seccomp WHY`. Exits 0.
+    /// Prints what this machine allows, one line each: `pidns`, `ipcns`,
+    /// `netns`, `mntns` (with a `/proc` of its own), `seccomp`, each
+    /// followed by `ok` or why not. Each namespace is tried in a child of
+    /// its own, as a warden would make it. Exits 0.
     fn probe() -> i32 {
-        match enter_namespaces() {
-            Ok(()) => println!("pidns ok"),
-            Err(e) => println!("pidns {e}"),
+        let only = |f: fn(&mut Namespaces)| {
+            let mut n = Namespaces {
+                pid: true,
+                ..Namespaces::default()
+            };
+            f(&mut n);
+            n
+        };
+        let tries = [
+            ("pidns", only(|_| {})),
+            ("ipcns", only(|n| n.ipc = true)),
+            ("netns", only(|n| n.net = true)),
+            ("mntns", only(|n| n.mount = true)),
+        ];
+        for (name, namespaces) in tries {
+            let answer = in_child(|| {
+                enter_namespaces(&namespaces)?;
+                // The first process of the namespace makes its /proc.
+                in_child(|| first_process_setup(&namespaces, 64))
+            });
+            match answer {
+                Ok(()) => println!("{name} ok"),
+                Err(e) => println!("{name} {e}"),
+            }
         }
-        let applied = group_filter().and_then(|prog| {
+        let applied = bot_filters().and_then(|filters| {
             // SAFETY: prctl with a flag; this probe process ends right after.
             unsafe {
                 libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
             }
-            seccompiler::apply_filter(&prog).map_err(|e| e.to_string())
+            filters
+                .iter()
+                .try_for_each(|f| seccompiler::apply_filter(f).map_err(|e| e.to_string()))
         });
         match applied {
             Ok(()) => println!("seccomp ok"),
@@ -117,12 +150,73 @@ mod linux {
         0
     }
 
-    /// A seccomp filter that refuses `setsid` and `setpgid` (EPERM): the
-    /// bot and everything it starts stay in the process group the referee
-    /// stops and continues. Other architectures' calls (32-bit ones on a
-    /// 64-bit kernel) end the process.
-    fn group_filter() -> Result<seccompiler::BpfProgram, String> {
-        use seccompiler::{SeccompAction, SeccompFilter, TargetArch};
+    /// Runs `f` in a forked child and says how it went (the child's error
+    /// text comes back through a pipe). For the probe, before any thread.
+    fn in_child(f: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe, fork, and in the child only our own calls and _exit.
+        unsafe {
+            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let pid = libc::fork();
+            if pid < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if pid == 0 {
+                libc::close(fds[0]);
+                let code = match f() {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        let text = e.to_string();
+                        libc::write(fds[1], text.as_ptr() as *const _, text.len());
+                        1
+                    }
+                };
+                libc::_exit(code);
+            }
+            libc::close(fds[1]);
+            let mut text = Vec::new();
+            let mut buf = [0u8; 512];
+            loop {
+                let n = libc::read(fds[0], buf.as_mut_ptr() as *mut _, buf.len());
+                if n <= 0 {
+                    break;
+                }
+                text.extend_from_slice(&buf[..n as usize]);
+            }
+            libc::close(fds[0]);
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+                Ok(())
+            } else if text.is_empty() {
+                Err(io::Error::other(format!(
+                    "the child ended with status {status}"
+                )))
+            } else {
+                Err(io::Error::other(
+                    String::from_utf8_lossy(&text).into_owned(),
+                ))
+            }
+        }
+    }
+
+    /// The seccomp filters of a bot. The first refuses (EPERM): `setsid`
+    /// and `setpgid`, so the bot and everything it starts stay in the
+    /// process group the referee stops and continues; new namespaces of
+    /// any kind (`unshare`, `setns`, `clone` with a namespace flag: no user
+    /// namespace inside the sandbox); Unix sockets (`socket(AF_UNIX)`: a
+    /// socket file in its folder would be a channel to another bot of the
+    /// same user; `socketpair` still works); the kernel's keyrings. The
+    /// second answers `clone3` with ENOSYS, whose flags a filter cannot
+    /// read (the C library then uses `clone`). Other architectures' calls
+    /// (32-bit ones on a 64-bit kernel) end the process.
+    fn bot_filters() -> Result<Vec<seccompiler::BpfProgram>, String> {
+        use seccompiler::{
+            SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+            SeccompRule, TargetArch,
+        };
         let arch = if cfg!(target_arch = "x86_64") {
             TargetArch::x86_64
         } else if cfg!(target_arch = "aarch64") {
@@ -132,36 +226,103 @@ mod linux {
         } else {
             return Err("no seccomp filter for this architecture".into());
         };
-        let mut calls = vec![libc::SYS_setsid, libc::SYS_setpgid];
+        let err = |e: seccompiler::BackendError| e.to_string();
+        let flag_set = |arg: u8, flag: u64| -> Result<SeccompRule, String> {
+            SeccompRule::new(vec![SeccompCondition::new(
+                arg,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )
+            .map_err(err)?])
+            .map_err(err)
+        };
+        let namespace_flags = [
+            libc::CLONE_NEWUSER,
+            libc::CLONE_NEWNS,
+            libc::CLONE_NEWPID,
+            libc::CLONE_NEWNET,
+            libc::CLONE_NEWIPC,
+            libc::CLONE_NEWUTS,
+            libc::CLONE_NEWCGROUP,
+            libc::CLONE_NEWTIME,
+        ];
+        let clone_rules = namespace_flags
+            .iter()
+            .map(|&f| flag_set(0, f as u64))
+            .collect::<Result<Vec<_>, _>>()?;
+        let unix_socket = SeccompRule::new(vec![SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(err)?])
+        .map_err(err)?;
+        let mut refused: Vec<(i64, Vec<SeccompRule>)> = vec![
+            (libc::SYS_setsid, vec![]),
+            (libc::SYS_setpgid, vec![]),
+            (libc::SYS_unshare, vec![]),
+            (libc::SYS_setns, vec![]),
+            (libc::SYS_clone, clone_rules),
+            (libc::SYS_socket, vec![unix_socket]),
+            (libc::SYS_keyctl, vec![]),
+            (libc::SYS_add_key, vec![]),
+            (libc::SYS_request_key, vec![]),
+        ];
+        let mut unknown: Vec<(i64, Vec<SeccompRule>)> = vec![(libc::SYS_clone3, vec![])];
         if cfg!(target_arch = "x86_64") {
             // The x32 numbers of the same calls.
-            calls.extend(calls.clone().iter().map(|n| n | 0x4000_0000));
+            for list in [&mut refused, &mut unknown] {
+                let x32: Vec<_> = list
+                    .iter()
+                    .map(|(n, r)| (n | 0x4000_0000, r.clone()))
+                    .collect();
+                list.extend(x32);
+            }
         }
-        let rules = calls.into_iter().map(|n| (n, vec![])).collect();
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EPERM as u32),
-            arch,
-        )
-        .map_err(|e| e.to_string())?;
-        seccompiler::BpfProgram::try_from(filter).map_err(|e| e.to_string())
+        let build = |rules: Vec<(i64, Vec<SeccompRule>)>, errno: i32| {
+            let filter = SeccompFilter::new(
+                rules.into_iter().collect(),
+                SeccompAction::Allow,
+                SeccompAction::Errno(errno as u32),
+                arch,
+            )
+            .map_err(|e| e.to_string())?;
+            seccompiler::BpfProgram::try_from(filter).map_err(|e| e.to_string())
+        };
+        Ok(vec![
+            build(refused, libc::EPERM)?,
+            build(unknown, libc::ENOSYS)?,
+        ])
     }
 
-    fn enter_namespaces() -> io::Result<()> {
+    /// Makes the namespaces `n` asks for (a PID namespace always), with a
+    /// user namespace around them when not root (mapping our own ids).
+    fn enter_namespaces(n: &Namespaces) -> io::Result<()> {
+        let mut flags = libc::CLONE_NEWPID;
+        for (wanted, flag) in [
+            (n.ipc, libc::CLONE_NEWIPC),
+            (n.net, libc::CLONE_NEWNET),
+            (n.mount, libc::CLONE_NEWNS),
+        ] {
+            if wanted {
+                flags |= flag;
+            }
+        }
         // SAFETY: plain system calls on our own, still single-threaded, process.
         unsafe {
             if libc::geteuid() == 0 {
-                if libc::unshare(libc::CLONE_NEWPID) != 0 {
+                if libc::unshare(flags) != 0 {
                     return Err(io::Error::other(format!(
-                        "unshare(CLONE_NEWPID) failed: {}",
+                        "unshare failed: {}",
                         io::Error::last_os_error()
                     )));
                 }
                 return Ok(());
             }
             let (uid, gid) = (libc::getuid(), libc::getgid());
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) != 0 {
+            if libc::unshare(libc::CLONE_NEWUSER | flags) != 0 {
                 return Err(io::Error::other(format!(
                     "unprivileged user namespaces are not allowed here ({}); run the referee as root or allow them (sysctl kernel.unprivileged_userns_clone=1)",
                     io::Error::last_os_error()
@@ -174,25 +335,80 @@ mod linux {
         Ok(())
     }
 
+    /// What the first process of the namespaces makes before the bot
+    /// starts: a private copy of the mounts with a `/proc` of the PID
+    /// namespace, and, as root, System V IPC bounded by `memory_mb` (per
+    /// IPC namespace: segments, queues and their sizes). Not as another
+    /// user: only the user namespace's uid 0 may set those, and mapping
+    /// the referee's user to it would let the bot set them too; its IPC
+    /// objects still die with it.
+    fn first_process_setup(n: &Namespaces, memory_mb: u64) -> io::Result<()> {
+        let fail = |what: &str| io::Error::other(format!("{what}: {}", io::Error::last_os_error()));
+        if n.mount {
+            // SAFETY: mount(2) with NUL-terminated strings, in our own
+            // mount namespace.
+            unsafe {
+                if libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(fail("cannot make the mounts private"));
+                }
+                if libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(fail("cannot mount a /proc of its own"));
+                }
+            }
+        }
+        // SAFETY: geteuid cannot fail.
+        if n.ipc && unsafe { libc::geteuid() } == 0 {
+            let bytes = memory_mb.saturating_mul(1 << 20);
+            for (file, value) in [
+                ("/proc/sys/kernel/shmmax", bytes),
+                ("/proc/sys/kernel/shmall", bytes / 4096),
+                ("/proc/sys/kernel/shmmni", 64),
+                ("/proc/sys/kernel/msgmni", 16),
+                ("/proc/sys/fs/mqueue/queues_max", 16),
+            ] {
+                std::fs::write(file, value.to_string())
+                    .map_err(|e| io::Error::other(format!("cannot set {file}: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Forks the namespace's first process, which watches the bot; this
     /// process waits for it and exits as it did.
     fn fork_first_process(policy: &Policy, argv: &[OsString]) -> i32 {
         // SAFETY: single-threaded process: fork is safe.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            report(&format!(
-                "error cannot fork: {}",
-                io::Error::last_os_error()
-            ));
-            return 125;
-        }
+        let pid = patiently(|| match unsafe { libc::fork() } {
+            -1 => Err(io::Error::last_os_error()),
+            pid => Ok(pid),
+        });
+        let pid = match pid {
+            Ok(pid) => pid,
+            Err(e) => {
+                report(&format!("{} cannot fork: {e}", failure_word(&e)));
+                return 125;
+            }
+        };
         if pid == 0 {
             // SAFETY: prctl with a signal number.
             unsafe {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                if libc::getppid() == 0 {
-                    // Our parent is already gone (it is outside the namespace).
-                }
+            }
+            if let Err(e) = first_process_setup(&policy.namespaces, policy.memory_mb) {
+                report(&format!("warn {e}"));
             }
             let code = watch(policy, argv, true);
             std::process::exit(code);
@@ -222,31 +438,49 @@ mod linux {
         }
     }
 
+    /// The bot's Landlock rules: read (and run) in the system's folders,
+    /// its own `/proc` and what the policy makes readable; read and write
+    /// the null devices, its mailbox and scratch folder; nothing else of
+    /// the file system, no TCP, no signals or abstract sockets outside.
     fn landlock_rules(policy: &Policy) -> Result<RulesetCreated, landlock::RulesetError> {
         let abi = ABI::V6;
+        let read = AccessFs::from_read(abi);
         let write = AccessFs::from_all(abi) & !AccessFs::Refer;
         let mut ruleset = Ruleset::default()
             .handle_access(AccessFs::from_all(abi))?
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?
             .scope(Scope::Signal | Scope::AbstractUnixSocket)?
             .create()?;
-        if let Ok(root) = PathFd::new("/") {
-            ruleset = ruleset.add_rule(PathBeneath::new(
-                root,
-                AccessFs::from_read(abi) | AccessFs::IoctlDev,
-            ))?;
+        let mut rules: Vec<(&std::path::Path, landlock::BitFlags<AccessFs>)> = Vec::new();
+        for dir in crate::sandbox::SYSTEM_FOLDERS {
+            rules.push((dir.as_ref(), read));
         }
+        // Its own processes only, when it has a mount namespace (else
+        // /proc would show every process of the machine).
+        rules.push(if policy.namespaces.mount {
+            ("/proc".as_ref(), read)
+        } else {
+            ("/proc/self".as_ref(), read)
+        });
+        for path in [
+            "/sys/devices/system/cpu",
+            "/sys/fs/cgroup",
+            "/dev/random",
+            "/dev/urandom",
+        ] {
+            rules.push((path.as_ref(), read));
+        }
+        let device =
+            AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
         for dev in ["/dev/null", "/dev/zero", "/dev/full"] {
-            if let Ok(fd) = PathFd::new(dev) {
-                ruleset = ruleset.add_rule(PathBeneath::new(
-                    fd,
-                    AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate,
-                ))?;
-            }
+            rules.push((dev.as_ref(), device));
         }
-        for dir in &policy.writable {
-            if let Ok(fd) = PathFd::new(dir) {
-                ruleset = ruleset.add_rule(PathBeneath::new(fd, write))?;
+        rules.extend(policy.readable.iter().map(|p| (p.as_path(), read)));
+        rules.extend(policy.writable.iter().map(|p| (p.as_path(), write)));
+        for (path, access) in rules {
+            // What does not exist on this machine is left out.
+            if let Ok(fd) = PathFd::new(path) {
+                ruleset = ruleset.add_rule(PathBeneath::new(fd, access))?;
             }
         }
         Ok(ruleset)
@@ -298,16 +532,16 @@ mod linux {
         } else {
             None
         };
-        let group = if policy.contain_group {
-            match group_filter() {
-                Ok(p) => Some(p),
+        let filters = if policy.contain_group {
+            match bot_filters() {
+                Ok(p) => p,
                 Err(e) => {
                     report(&format!("warn no seccomp filter: {e}"));
-                    None
+                    Vec::new()
                 }
             }
         } else {
-            None
+            Vec::new()
         };
         let limits = (
             policy.memory_mb.saturating_mul(1 << 20),
@@ -359,13 +593,13 @@ mod linux {
                 if let Some(r) = rules.take() {
                     r.restrict_self().map_err(io::Error::other)?;
                 }
-                if let Some(prog) = &group {
-                    seccompiler::apply_filter(prog).map_err(io::Error::other)?;
+                for filter in &filters {
+                    seccompiler::apply_filter(filter).map_err(io::Error::other)?;
                 }
                 Ok(())
             });
         }
-        let child = match cmd.spawn() {
+        let child = match patiently(|| cmd.spawn()) {
             Ok(c) => c,
             Err(e) => {
                 let program = argv[0].to_string_lossy();
@@ -375,10 +609,14 @@ mod linux {
                     }
                     _ => String::new(),
                 };
-                report(&format!("error cannot start `{program}`: {e}{hint}"));
+                report(&format!(
+                    "{} cannot start `{program}`: {e}{hint}",
+                    failure_word(&e)
+                ));
                 return 127;
             }
         };
+        report("started");
         let bot = child.id() as libc::pid_t;
         // Reaped below, with everything else.
         std::mem::forget(child);
@@ -393,6 +631,36 @@ mod linux {
             }
         }
         serve(bot, signals, first_in_namespace)
+    }
+
+    /// `f`, tried again a few times while the machine refuses a process
+    /// for want of its resources (the user's process limit, memory).
+    fn patiently<T>(mut f: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+        let mut tries = 0;
+        loop {
+            match f() {
+                Err(e) if exhausted(&e) && tries < 5 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The machine refused for want of resources, not because of the bot.
+    fn exhausted(e: &io::Error) -> bool {
+        matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOMEM))
+    }
+
+    /// The report's word for a failed start: `exhausted` (the machine's
+    /// doing: the referee tries again) or `error` (the bot's program).
+    fn failure_word(e: &io::Error) -> &'static str {
+        if exhausted(e) {
+            "exhausted"
+        } else {
+            "error"
+        }
     }
 
     fn block_signals() -> io::Result<i32> {

@@ -110,13 +110,26 @@ impl Instances {
     fn stop_all(&mut self) {
         let all: Vec<Instance> = self.free.drain().flat_map(|(_, v)| v).collect();
         std::thread::scope(|s| {
-            for mut inst in all {
-                s.spawn(move || {
-                    inst.stop(GRACE);
-                    drop(inst);
-                });
+            for inst in all {
+                // Side by side (each may take its grace); one after the
+                // other where the machine refuses a thread.
+                let slot = Arc::new(std::sync::Mutex::new(Some(inst)));
+                let theirs = Arc::clone(&slot);
+                let spawned =
+                    std::thread::Builder::new().spawn_scoped(s, move || stop_now(&theirs));
+                if spawned.is_err() {
+                    stop_now(&slot);
+                }
             }
         });
+    }
+}
+
+/// Stops and drops the instance in `slot` (left empty).
+fn stop_now(slot: &std::sync::Mutex<Option<Instance>>) {
+    let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(mut inst) = taken {
+        inst.stop(GRACE);
     }
 }
 
@@ -181,14 +194,30 @@ pub fn run_games(
         .map(|p| p.name.as_str())
         .collect();
     std::thread::scope(|scope| {
+        let mut started = 0usize;
         for n in 0..workers {
             let (rx, tx) = (job_rx.clone(), done_tx.clone());
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("game-worker-{n}"))
-                .spawn_scoped(scope, move || worker(rx, tx, setup))
-                .expect("spawn worker");
+                .spawn_scoped(scope, move || worker(rx, tx, setup));
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => {
+                    tracing::warn!(
+                        "the machine refused a thread for game {} of {workers} at once ({e}): {started} at once",
+                        n + 1
+                    );
+                    break;
+                }
+            }
         }
         drop(done_tx);
+        if started == 0 {
+            return Err(HarnessError::MachineExhausted(
+                "the machine refused the referee a thread to play games in".into(),
+            ));
+        }
+        let workers = started;
         let mut busy: HashSet<String> = HashSet::new();
         let mut running = 0usize;
         let mut failure: Option<HarnessError> = None;

@@ -19,56 +19,74 @@ struct Cheat {
     mode: &'static str,
     /// The reason the cheat must forfeit with, in both games, if any.
     forfeits: Option<&'static str>,
+    /// The reasons it may forfeit with: where the machine or the referee's
+    /// user stops it (a control group's memory limit), or a move it makes
+    /// on purpose.
+    may_forfeit: &'static [&'static str],
+    /// More lines for the cheat's `[[player]]` table.
+    extra: &'static str,
+    /// How many honest players it meets (the second and later ones are
+    /// started afresh for every game, while the cheat may hold what all
+    /// bots share).
+    field: usize,
+}
+
+const fn cheat(mode: &'static str, forfeits: Option<&'static str>) -> Cheat {
+    Cheat {
+        mode,
+        forfeits,
+        may_forfeit: &[],
+        extra: "",
+        field: 1,
+    }
 }
 
 const CHEATS: &[Cheat] = &[
+    cheat("kill-others", None),
+    cheat("write-others", None),
+    cheat("pipe-others", None),
+    cheat("hardlink-out", Some("exited")),
+    cheat("owner", None),
+    cheat("swap-links", None),
+    cheat("setsid", None),
+    cheat("memory", Some("memory")),
+    cheat("disk", Some("disk")),
+    cheat("spin", None),
+    cheat("ptrace", None),
+    cheat("escape-dir", None),
+    // (10) Holds the process budget from its first NEW; honest bots are
+    // started while it holds it.
     Cheat {
-        mode: "kill-others",
+        mode: "hold-processes",
         forfeits: None,
+        may_forfeit: &[],
+        extra: "",
+        field: 3,
     },
+    // (11) Memory outside its address space, beyond memory-mb: stopped
+    // where a control group counts it (root here), else released with it.
     Cheat {
-        mode: "write-others",
+        mode: "hold-memory",
         forfeits: None,
+        may_forfeit: &["memory"],
+        extra: "memory-mb = 512\ndisk-mb = 64\n",
+        field: 1,
     },
+    // (12) The opponent's scratch folder, the running game's log, the
+    // schedule, the configuration, other mailboxes.
+    cheat("read-others", None),
+    // (13) Two copies of one bot, playing two games at once, talking.
+    cheat("talk", None),
+    // (14) /proc and a user namespace of its own.
+    cheat("list-proc", None),
+    // (15) In a tournament it plays a1 (check_bot_cannot_be_told_from_a_tournament
+    // shows check-bot sees the same).
     Cheat {
-        mode: "pipe-others",
+        mode: "tell-apart",
         forfeits: None,
-    },
-    Cheat {
-        mode: "hardlink-out",
-        forfeits: Some("exited"),
-    },
-    Cheat {
-        mode: "owner",
-        forfeits: None,
-    },
-    Cheat {
-        mode: "swap-links",
-        forfeits: None,
-    },
-    Cheat {
-        mode: "setsid",
-        forfeits: None,
-    },
-    Cheat {
-        mode: "memory",
-        forfeits: Some("memory"),
-    },
-    Cheat {
-        mode: "disk",
-        forfeits: Some("disk"),
-    },
-    Cheat {
-        mode: "spin",
-        forfeits: None,
-    },
-    Cheat {
-        mode: "ptrace",
-        forfeits: None,
-    },
-    Cheat {
-        mode: "escape-dir",
-        forfeits: None,
+        may_forfeit: &["no-flips", "occupied"],
+        extra: "",
+        field: 1,
     },
 ];
 
@@ -166,7 +184,8 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
     } else {
         "slow"
     };
-    let config = format!(
+    let extra = format!("{}{extra}", cheat.extra);
+    let mut config = format!(
         "[tournament]\nname = \"cheat\"\ngames-per-pairing = 2\nconcurrency = 2\nsize = 6\n\
          [time]\nmove-ms = 10000\nstartup-ms = 10000\n[openings]\nrandom-plies = 2\nseed = 5\n\
          [[player]]\nname = \"cheat\"\ncommand = [\"python3\", \"{}\", \"{}\", \"{arg}\"]\n{extra}\n\
@@ -175,6 +194,14 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
         cheat.mode,
         fakebot.display()
     );
+    for k in 2..=cheat.field {
+        config.push_str(&format!(
+            "[[player]]\nname = \"honest{k}\"\nrestart = \"per-game\"\ncommand = [\"python3\", \"{}\", \"{honest}\", \"30\"]\n",
+            fakebot.display()
+        ));
+    }
+    let players = cheat.field + 1;
+    let games = players * (players - 1);
     s.write("tournament.toml", &config);
     for dir in [&root, &root.join("outside")] {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -206,13 +233,14 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
         out.status.code() == Some(126)
             && String::from_utf8_lossy(&out.stderr).contains("Text file busy")
     };
-    let out = (0..50)
-        .find_map(|_| match cmd.output() {
+    let ipc_before = host_ipc_objects();
+    let (out, referee_pid) = (0..50)
+        .find_map(|_| match run_with_pid(&mut cmd) {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
                 std::thread::sleep(Duration::from_millis(50));
                 None
             }
-            Ok(out) if busy(&out) => {
+            Ok((out, _)) if busy(&out) => {
                 std::thread::sleep(Duration::from_millis(50));
                 None
             }
@@ -220,6 +248,16 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
         })
         .expect("the copied binary stayed busy");
     let mut wrong = vec![];
+    let ipc_after = host_ipc_objects();
+    if ipc_after > ipc_before {
+        wrong.push(format!(
+            "System V objects were left in the machine's IPC namespace: {ipc_before} before, {ipc_after} after"
+        ));
+    }
+    let groups = control_groups_of(referee_pid);
+    if !groups.is_empty() {
+        wrong.push(format!("control groups were left: {groups:?}"));
+    }
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     if !out.status.success() {
         wrong.push(format!("the run failed ({}): {stderr}", out.status));
@@ -229,19 +267,31 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    if records.len() != 2 {
-        wrong.push(format!("{} games recorded, not 2", records.len()));
+    if records.len() != games {
+        wrong.push(format!("{} games recorded, not {games}", records.len()));
     }
     for r in &records {
-        let cheat_color = if r.black == "cheat" { "black" } else { "white" };
-        match (&r.forfeit, cheat.forfeits) {
-            (Some(f), _) if f.color != cheat_color => wrong.push(format!(
-                "{}: the honest bot forfeited: {} {}",
+        let cheat_plays = r.black == "cheat" || r.white == "cheat";
+        let forfeiter = r.forfeit.as_ref().map(|f| {
+            if f.color == "black" {
+                r.black.as_str()
+            } else {
+                r.white.as_str()
+            }
+        });
+        let cheat_forfeits = if cheat_plays { cheat.forfeits } else { None };
+        match (&r.forfeit, cheat_forfeits) {
+            (Some(f), _) if forfeiter != Some("cheat") => wrong.push(format!(
+                "{}: an honest bot forfeited: {} {}",
                 r.id, r.reason, f.detail
             )),
             (_, Some(reason)) if r.reason.code() != reason => wrong.push(format!(
                 "{}: the cheat should forfeit `{reason}`, the game ended `{}`",
                 r.id, r.reason
+            )),
+            (Some(f), None) if !cheat.may_forfeit.contains(&r.reason.code()) => wrong.push(format!(
+                "{}: the cheat forfeited `{}` ({})",
+                r.id, r.reason, f.detail
             )),
             _ => {}
         }
@@ -284,6 +334,56 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
         .into_iter()
         .map(|w| format!("{}: {w}", cheat.mode))
         .collect()
+}
+
+/// Runs `cmd` to its end, with the pid it had.
+fn run_with_pid(cmd: &mut Command) -> std::io::Result<(std::process::Output, u32)> {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let pid = child.id();
+    Ok((child.wait_with_output()?, pid))
+}
+
+/// The System V segments, queues and semaphore sets of the machine's own
+/// IPC namespace (a bot's own namespace is not seen here).
+fn host_ipc_objects() -> usize {
+    ["shm", "msg", "sem"]
+        .iter()
+        .map(|k| {
+            std::fs::read_to_string(format!("/proc/sysvipc/{k}"))
+                .map_or(0, |t| t.lines().count().saturating_sub(1))
+        })
+        .sum()
+}
+
+/// The control groups a referee with this pid made (`tournament-PID`,
+/// in any hierarchy), if any are left.
+fn control_groups_of(pid: u32) -> Vec<PathBuf> {
+    fn walk(dir: &Path, name: &str, depth: u32, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if e.file_name() == name {
+                out.push(e.path());
+            } else if depth > 0 {
+                walk(&e.path(), name, depth - 1, out);
+            }
+        }
+    }
+    let mut out = vec![];
+    walk(
+        Path::new("/sys/fs/cgroup"),
+        &format!("tournament-{pid}"),
+        4,
+        &mut out,
+    );
+    out
 }
 
 /// Every line of the run's game logs.
@@ -356,10 +456,7 @@ fn cheating_bots_gain_nothing_under_an_unprivileged_referee() {
 /// its opponent's thinking time.
 #[test]
 fn a_pondering_spinner_is_seen_spinning() {
-    let spin = Cheat {
-        mode: "spin",
-        forfeits: None,
-    };
+    let spin = cheat("spin", None);
     let wrong = play_cheat_with(&spin, Referee::Me, "ponder = true");
     assert!(
         wrong.iter().any(|w| w.contains("the spinner used")),
@@ -477,9 +574,204 @@ fn an_interpreter_out_of_the_bots_reach_gives_way_to_one_in_reach() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(6), "{err}");
     assert!(
-        err.contains("runs as user nobody")
+        err.contains("runs as a user id of its own")
             && err.contains("blocked at")
             && err.contains("fewer than two players"),
         "{err}"
+    );
+}
+
+/// A referee that is not root, under a low process limit (`ulimit -u`),
+/// against a bot that starts threads until refused: that bot gets only
+/// its share, and another program of the referee's user that takes what
+/// is left is waited out while it holds it; a limit too low for a game
+/// stops the run with exit 11 (no panic, nothing half-recorded, no honest
+/// bot charged), and the run resumed afterwards completes the tournament.
+#[test]
+fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
+    // A user of the test's own (not nobody, whom other tests use at the
+    // same time: the limit counts every process of the user).
+    const UID: &str = "54321";
+    if !crate::needs::have(&[crate::needs::ROOT]) {
+        return;
+    }
+    let s = Scratch::new();
+    let root = s.path().to_path_buf();
+    let tools = root.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::set_permissions(&tools, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = copy_into(&tools, &tournament_bin());
+    let cheatbot = copy_into(&tools, &project_root().join("tests/fixtures/cheatbot.py"));
+    let fakebot = copy_into(&tools, &project_root().join("tests/fixtures/fakebot.py"));
+    let hog = s.write(
+        "tools/hog.py",
+        "import sys, threading, time\nev = threading.Event()\nend = time.monotonic() + float(sys.argv[1])\n\
+         while time.monotonic() < end:\n    try:\n        threading.Thread(target=ev.wait, daemon=True).start()\n\
+             except Exception:\n        time.sleep(0.0002)\n",
+    );
+    let mut config = format!(
+        "[tournament]\nname = \"short\"\ngames-per-pairing = 2\nconcurrency = 2\nsize = 6\n\
+         [time]\nmove-ms = 10000\nstartup-ms = 10000\n[openings]\nrandom-plies = 2\nseed = 5\n\
+         [[player]]\nname = \"cheat\"\ncommand = [\"python3\", \"{}\", \"hold-processes\", \"3000\"]\n",
+        cheatbot.display()
+    );
+    for k in 1..=3 {
+        config.push_str(&format!(
+            "[[player]]\nname = \"honest{k}\"\nrestart = \"per-game\"\ncommand = [\"python3\", \"{}\", \"slow\", \"30\"]\n",
+            fakebot.display()
+        ));
+    }
+    s.write("tournament.toml", &config);
+    let own = || {
+        Command::new("chown")
+            .args(["-R", &format!("{UID}:{UID}")])
+            .arg(&root)
+            .status()
+            .unwrap();
+    };
+    let as_user = |program: &Path, nproc: u32| {
+        let mut c = Command::new("setpriv");
+        c.args([
+            &format!("--reuid={UID}"),
+            &format!("--regid={UID}"),
+            "--clear-groups",
+            "--",
+            "prlimit",
+            &format!("--nproc={nproc}"),
+            "--",
+        ])
+        .arg(program)
+        .current_dir(&root)
+        .env("NO_COLOR", "1")
+        .env_remove("TOURNAMENT_LOG");
+        c
+    };
+    let records = || -> Vec<GameRecord> {
+        std::fs::read_to_string(root.join("results/games.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a whole record"))
+            .collect()
+    };
+    let honest_forfeits = |records: &[GameRecord]| -> Vec<String> {
+        records
+            .iter()
+            .filter_map(|r| {
+                let f = r.forfeit.as_ref()?;
+                let who = if f.color == "black" {
+                    &r.black
+                } else {
+                    &r.white
+                };
+                (who != "cheat").then(|| format!("{}: {who} {} {}", r.id, r.reason, f.detail))
+            })
+            .collect()
+    };
+    let run = |hog_secs: Option<&str>, nproc: u32| {
+        own();
+        let child = as_user(&bin, nproc)
+            .arg("run")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut holder = hog_secs.map(|secs| {
+            // Once a game is recorded, another program of the same user
+            // takes every process it can, and each one freed, for a while.
+            assert!(
+                crate::fixture::wait_until(60, || !records().is_empty()),
+                "no game was recorded"
+            );
+            let mut h = as_user(Path::new("python3"), nproc);
+            h.arg(&hog).arg(secs).stdout(std::process::Stdio::piped());
+            h.spawn().unwrap()
+        });
+        let out = child.wait_with_output().unwrap();
+        if let Some(h) = &mut holder {
+            let _ = h.kill();
+            let _ = h.wait();
+        }
+        out
+    };
+
+    // Alone, the greedy bot gets its share and the run completes.
+    let out = run(None, 200);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("gets at most"), "the share is said: {err}");
+    assert_eq!(records().len(), 12);
+    assert_eq!(honest_forfeits(&records()), Vec::<String>::new());
+
+    // Another program takes every process it can for 3 s: waited out.
+    std::fs::remove_dir_all(root.join("results")).unwrap();
+    let out = run(Some("3"), 200);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(records().len(), 12);
+    assert_eq!(honest_forfeits(&records()), Vec::<String>::new());
+
+    // A limit too low for even one game: exit 11 after the wait, no
+    // panic, nothing recorded for anyone; the run resumed under a
+    // workable limit completes the tournament.
+    std::fs::remove_dir_all(root.join("results")).unwrap();
+    let out = run(None, 14);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(11), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("refused"), "{err}");
+    let before = records();
+    assert!(before.len() < 12, "{} games", before.len());
+    assert_eq!(honest_forfeits(&before), Vec::<String>::new());
+    let out = run(None, 200);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let after = records();
+    assert_eq!(after.len(), 12, "nothing lost, nothing doubled");
+    assert_eq!(honest_forfeits(&after), Vec::<String>::new());
+}
+
+/// (15) A bot that looks for signs of check-bot (its mailbox path, the
+/// command lines it can see, its environment, the game's name) and plays
+/// fair only there finds none: it plays as in a tournament, and check-bot
+/// fails it — on the tournament's own board, and on a temporary one.
+#[test]
+fn check_bot_cannot_be_told_from_a_tournament() {
+    let s = Scratch::new();
+    let root = s.path().to_path_buf();
+    let cheatbot = copy_into(&root, &project_root().join("tests/fixtures/cheatbot.py"));
+    let check = |dir: &Path| {
+        assert_cmd::Command::new(tournament_bin())
+            .current_dir(dir)
+            .args(["check-bot", "--"])
+            .arg("python3")
+            .arg(&cheatbot)
+            .arg("tell-apart")
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    // Beside a tournament.toml: its board.
+    let class = root.join("class");
+    std::fs::create_dir_all(&class).unwrap();
+    std::fs::write(
+        class.join("tournament.toml"),
+        "[tournament]\nname = \"class\"\n[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\
+         [[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n",
+    )
+    .unwrap();
+    for dir in [&class, &root] {
+        let out = check(dir);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(7), "{said}");
+        assert!(
+            !said.contains("this is check-bot"),
+            "the bot saw check-bot in {}: {said}",
+            dir.display()
+        );
+    }
+    assert!(
+        class.join("board/players").is_dir(),
+        "checked on the tournament's board"
     );
 }

@@ -164,9 +164,12 @@ fn a_version_1_bwbasic_bot_plays_a_library_bot() {
              games-per-pairing = 2\nconcurrency = 1\nsize = 4\n\n[time]\nmove-ms = 5000\n\
              startup-ms = 10000\n\n[openings]\nrandom-plies = 0\nseed = 1\n\n\
              [[player]]\nname = \"basic-v1\"\ncommand = [\"bwbasic\", {:?}]\n\n\
-             [[player]]\nname = \"library\"\ncommand = [\"python3\", {:?}]\n",
+             [[player]]\nname = \"library\"\ncommand = [\"python3\", {:?}]\n\
+             read = [{:?}]\n",
             old.display().to_string(),
-            lib.display().to_string()
+            lib.display().to_string(),
+            // Its library is in another folder than the bot: read allows it.
+            project_root().join("bots/python").display().to_string()
         ),
     );
     s.run_ok(&["-q", "run"], 240);
