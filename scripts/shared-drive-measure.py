@@ -441,6 +441,17 @@ st = os.stat(os.path.join(WB, "mtime"))
 rows.append(("mtime of a file A just rewrote, as B's `stat` shows it",
              "%+.3f s from A's clock at the write (nanoseconds %s)"
              % (st.st_mtime - before, "present" if st.st_mtime_ns % 1000000 else "zero: coarse")))
+# Cutting a file through a descriptor opened write-only, and read-write.
+def ftruncate_via(flags):
+    put(os.path.join(WA, "cut"), "0123456789\n")
+    fd = os.open(os.path.join(WA, "cut"), flags)
+    try:
+        return outcome(lambda: os.ftruncate(fd, 4))
+    finally:
+        os.close(fd)
+rows.append(("ftruncate through a descriptor opened write-only / read-write",
+             "%s / %s" % (ftruncate_via(os.O_WRONLY), ftruncate_via(os.O_RDWR))))
+time.sleep(1)  # a failed ftruncate can leave smbnetfs failing opens for a moment
 # Last: O_APPEND, and how long the mount takes to work again if it broke.
 put(os.path.join(WA, "app"), "one\n")
 r = outcome(lambda: os.close(os.open(os.path.join(WA, "app"), os.O_WRONLY | os.O_APPEND)))
