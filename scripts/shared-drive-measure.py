@@ -441,29 +441,35 @@ st = os.stat(os.path.join(WB, "mtime"))
 rows.append(("mtime of a file A just rewrote, as B's `stat` shows it",
              "%+.3f s from A's clock at the write (nanoseconds %s)"
              % (st.st_mtime - before, "present" if st.st_mtime_ns % 1000000 else "zero: coarse")))
-# Cutting a file through a descriptor opened write-only, and read-write.
-def ftruncate_via(flags):
-    put(os.path.join(WA, "cut"), "0123456789\n")
-    fd = os.open(os.path.join(WA, "cut"), flags)
-    try:
-        return outcome(lambda: os.ftruncate(fd, 4))
-    finally:
-        os.close(fd)
-rows.append(("ftruncate through a descriptor opened write-only / read-write",
-             "%s / %s" % (ftruncate_via(os.O_WRONLY), ftruncate_via(os.O_RDWR))))
-time.sleep(1)  # a failed ftruncate can leave smbnetfs failing opens for a moment
-# Last: O_APPEND, and how long the mount takes to work again if it broke.
-put(os.path.join(WA, "app"), "one\n")
-r = outcome(lambda: os.close(os.open(os.path.join(WA, "app"), os.O_WRONLY | os.O_APPEND)))
-broke = ""
-if r != "ok":
+def then_opens(r):
+    """`r`, and if it is a failure, how long every open via A failed after it
+    (smbnetfs fails them all for a while after some failures)."""
+    if r == "ok":
+        return r
     t0 = time.monotonic()
     while outcome(lambda: os.close(os.open(os.path.join(WA, "c-t"), os.O_RDONLY))) != "ok":
         if time.monotonic() - t0 > 60:
             break
         time.sleep(0.05)
-    broke = "; after it every open via A failed for %.1f s" % (time.monotonic() - t0)
-rows.append(("open for append (O_APPEND)", r + broke))
+    return "%s (then every open via A failed for %.1f s)" % (r, time.monotonic() - t0)
+
+def via_descriptor(flags, act):
+    put(os.path.join(WA, "cut"), "0123456789\n")
+    fd = os.open(os.path.join(WA, "cut"), flags)
+    try:
+        return then_opens(outcome(lambda: act(fd)))
+    finally:
+        os.close(fd)
+
+# What a write-only descriptor can do besides writing.
+for label, act in (("ftruncate", lambda fd: os.ftruncate(fd, 4)),
+                   ("lseek to the end", lambda fd: os.lseek(fd, 0, os.SEEK_END))):
+    rows.append(("%s through a descriptor opened write-only / read-write" % label,
+                 "%s / %s" % (via_descriptor(os.O_WRONLY, act), via_descriptor(os.O_RDWR, act))))
+# Last: O_APPEND.
+put(os.path.join(WA, "app"), "one\n")
+rows.append(("open for append (O_APPEND)",
+             then_opens(outcome(lambda: os.close(os.open(os.path.join(WA, "app"), os.O_WRONLY | os.O_APPEND))))))
 
 print("| Windows semantics (a file held open: opened read-only by another process) | result |")
 print("|---|---|")

@@ -127,13 +127,16 @@ pub fn open_for_append(opts: &OpenOptions, path: &Path) -> io::Result<(File, boo
     Ok((open_at_end(opts, path, appends)?, appends))
 }
 
-/// [`open_for_append`] on a drive that `appends` or not.
+/// [`open_for_append`] on a drive that `appends` or not. Without
+/// `O_APPEND` the file is opened to read too: smbnetfs fails to find the
+/// end of a file opened write-only (`lseek` gives `EIO` when it must ask
+/// the server, and the mount then fails every open for seconds).
 fn open_at_end(opts: &OpenOptions, path: &Path, appends: bool) -> io::Result<File> {
     let mut opts = opts.clone();
     if appends {
         opts.append(true);
     } else {
-        opts.write(true);
+        opts.read(true).write(true);
     }
     let mut file = opts.open(path)?;
     if !appends {
