@@ -336,7 +336,9 @@ fn class_on_smb(students: [Student; 2], order: Order) {
         status.contains("owner: none"),
         "board status on B: {status}"
     );
-    // Nothing the referees write through the share is left half done.
+    // Nothing the referees write through the share is left half done, and
+    // no live file stays (the one `watch` held open on B, which the share
+    // would not let the referee remove then, went later).
     let leftovers: Vec<PathBuf> = fs::read_dir(x.join("board/players"))
         .unwrap()
         .flatten()
@@ -345,6 +347,12 @@ fn class_on_smb(students: [Student; 2], order: Order) {
             p.file_name()
                 .is_some_and(|n| n.to_string_lossy().contains(".tmp-"))
         })
+        .chain(
+            fs::read_dir(x.join("results/live"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path()),
+        )
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     println!(

@@ -681,6 +681,12 @@ fn games(e: &Env<'_>, s: &mut Suite) {
         "100 games, referee on A, 5 bots (3 built-in, Python, Ruby) on B via board-as",
         || hundred_games(e),
     );
+    games_on_b(e, s);
+}
+
+/// The games scenarios of a referee on A and someone on B (the SMB group
+/// runs them too).
+fn games_on_b(e: &Env<'_>, s: &mut Suite) {
     s.run(
         "a bot started by hand on B (waiting player), referee on A",
         || waiting_player(e),
@@ -1039,10 +1045,7 @@ fn bots(e: &Env<'_>, s: &mut Suite) {
         players.push(fault(&format!("symdir{k}"), &how));
     }
     let b = Bots::on(e, ws, players, precious, elsewhere);
-    s.run("bot killed -9 in the middle of a move", || bot_killed(&b));
-    s.run("bot stopped (SIGSTOP) past its move time", || {
-        bot_stopped(&b)
-    });
+    killed_and_stopped(&b, s);
     s.run("bot exits (status 5) before READY", || {
         let (r, _) = b.play("quitter", 1500);
         assert_forfeit(&r, EndReason::Exited);
@@ -1141,6 +1144,15 @@ fn bots(e: &Env<'_>, s: &mut Suite) {
         "names from config (../, absolute, NUL, 300 chars) and ids from a bot (`../`×1000)",
         || names(&b),
     );
+}
+
+/// A bot (`victim`, `stopper`) killed -9 and one stopped (the SMB group
+/// runs them too).
+fn killed_and_stopped(b: &Bots<'_>, s: &mut Suite) {
+    s.run("bot killed -9 in the middle of a move", || bot_killed(b));
+    s.run("bot stopped (SIGSTOP) past its move time", || {
+        bot_stopped(b)
+    });
 }
 
 fn bot_killed(b: &Bots<'_>) -> String {
@@ -1384,6 +1396,20 @@ fn referee(e: &Env<'_>, s: &mut Suite) {
         "referee killed -9 mid-run, resumed on the same mount (A)",
         || killed_and_resumed(e, false),
     );
+    referees_on_a_and_b(e, s);
+    s.run(
+        "clocks skewed ±300 s (faketime) between the holder (A) and a second referee (B)",
+        || clock_skew(e),
+    );
+    s.run(
+        "results folder on a full file system (200 KB tmpfs)",
+        || full_disk(e),
+    );
+}
+
+/// The scenarios of referees on both machines (the SMB group runs them
+/// too).
+fn referees_on_a_and_b(e: &Env<'_>, s: &mut Suite) {
     s.run(
         "referee killed -9 mid-run while B watched the size of games.jsonl, resumed on the other mount (B)",
         || killed_and_resumed(e, true),
@@ -1395,14 +1421,6 @@ fn referee(e: &Env<'_>, s: &mut Suite) {
     s.run(
         "referee stopped (SIGSTOP; its bots run on) past the stale period, a second one takes over from B, then SIGCONT",
         || stopped_and_taken_over(e),
-    );
-    s.run(
-        "clocks skewed ±300 s (faketime) between the holder (A) and a second referee (B)",
-        || clock_skew(e),
-    );
-    s.run(
-        "results folder on a full file system (200 KB tmpfs)",
-        || full_disk(e),
     );
 }
 
@@ -1968,14 +1986,7 @@ fn cache_default_referee() {
 // symlinked folders are sshfs's cases: SMB makes neither.
 
 fn smb_games_and_bots(e: &Env<'_>, s: &mut Suite) {
-    s.run(
-        "a bot started by hand on B (waiting player) after the referee on A waits for it",
-        || waiting_player(e),
-    );
-    s.run(
-        "`tournament watch` on B follows a game the referee on A plays",
-        || watch_on_b(e),
-    );
+    games_on_b(e, s);
     let unused = e.local.join("unused");
     let b = Bots::on(
         e,
@@ -1984,28 +1995,14 @@ fn smb_games_and_bots(e: &Env<'_>, s: &mut Suite) {
         unused.clone(),
         unused,
     );
-    s.run("bot killed -9 in the middle of a move", || bot_killed(&b));
-    s.run("bot stopped (SIGSTOP) past its move time", || {
-        bot_stopped(&b)
-    });
+    killed_and_stopped(&b, s);
 }
 
 fn smb_referee(e: &Env<'_>, s: &mut Suite) {
-    s.run(
-        "referee killed -9 mid-run while B watched the size of games.jsonl, resumed on the other mount (B)",
-        || killed_and_resumed(e, true),
-    );
-    s.run(
-        "a second referee on the other mount (B) while the first runs on A",
-        || second_referee(e),
-    );
+    referees_on_a_and_b(e, s);
     s.run(
         "two referees started at once, on A and on B (another host there)",
         || two_referees_at_once(e),
-    );
-    s.run(
-        "referee stopped (SIGSTOP; its bots run on) past the stale period, a second one takes over from B, then SIGCONT",
-        || stopped_and_taken_over(e),
     );
 }
 

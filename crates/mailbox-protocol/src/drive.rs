@@ -48,7 +48,9 @@ fn known() -> &'static Mutex<HashMap<u64, Drive>> {
 }
 
 /// What the drive holding `path` (a file or folder that exists) allows.
-/// A path that cannot be looked at is taken to be on a POSIX drive.
+/// A path that cannot be looked at is taken to be on a POSIX drive. (The
+/// cast is for systems whose `st_dev` is narrower.)
+#[allow(clippy::unnecessary_cast)]
 pub fn of(path: &Path) -> Drive {
     match rustix::fs::stat(path) {
         Ok(st) => of_device(st.st_dev as u64, path),
@@ -186,9 +188,9 @@ fn mount_type(dev: u64) -> Option<String> {
         libc::minor(dev as libc::dev_t)
     );
     text.lines()
+        .rev()
         .filter(|line| line.split(' ').nth(2) == Some(want.as_str()))
-        .filter_map(|line| line.split(" - ").nth(1)?.split(' ').next())
-        .last()
+        .find_map(|line| line.split(" - ").nth(1)?.split(' ').next())
         .map(String::from)
 }
 

@@ -815,14 +815,10 @@ impl MessageFile {
         }
     }
 
-    /// Writes `content` in place, in the three writes described at
-    /// [`MessageFile`]; `gate` is asked before the first and the last.
-    fn write_in_place(
-        &mut self,
-        content: &[u8],
-        gate: &dyn Fn() -> io::Result<()>,
-    ) -> io::Result<()> {
-        use std::os::unix::fs::FileExt;
+    /// What the move file's name holds now (one `newfstatat`); refused
+    /// with [`TargetIsSymlink`] if it is a symlink and this writer refuses
+    /// them.
+    fn look_at_target(&self) -> io::Result<Option<rustix::fs::Stat>> {
         let target = self.dir.stat_at(self.name).ok();
         if self.refuse_symlink
             && target
@@ -831,14 +827,23 @@ impl MessageFile {
         {
             return Err(io::Error::other(TargetIsSymlink));
         }
+        Ok(target)
+    }
+
+    /// Writes `content` in place, in the three writes described at
+    /// [`MessageFile`]; `gate` is asked before the first and the last.
+    fn write_in_place(
+        &mut self,
+        content: &[u8],
+        gate: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let target = self.look_at_target()?;
         let ip = self.in_place.get_or_insert_with(InPlace::default);
         // Still the very file we write, with one name? Else start over
         // with what the name holds now.
         if let Some((_, id)) = &ip.file {
-            let same = target.as_ref().is_some_and(|st| {
-                file_type(st) == FileType::RegularFile && identity(st) == *id && st.st_nlink == 1
-            });
-            if !same {
+            if !ours_alone(&target, *id) {
                 ip.file = None;
             }
         }
@@ -903,19 +908,7 @@ impl MessageFile {
         // start over with fresh ones. One `newfstatat` of each name says
         // all of it: the name's file, its kind and how many names it has
         // (our files' identities are known since we made them).
-        let target = self.dir.stat_at(self.name).ok();
-        if self.refuse_symlink
-            && target
-                .as_ref()
-                .is_some_and(|st| file_type(st) == FileType::Symlink)
-        {
-            return Err(io::Error::other(TargetIsSymlink));
-        }
-        let ours_alone = |st: &Option<rustix::fs::Stat>, id: (u64, u64)| {
-            st.as_ref().is_some_and(|st| {
-                file_type(st) == FileType::RegularFile && identity(st) == id && st.st_nlink == 1
-            })
-        };
+        let target = self.look_at_target()?;
         if let Some((_, id)) = &self.live {
             if !ours_alone(&target, *id) {
                 self.live = None;
@@ -981,6 +974,14 @@ impl MessageFile {
     }
 }
 
+/// Whether `st` (what a name holds) is the regular file `id` of ours, with
+/// no other name.
+fn ours_alone(st: &Option<rustix::fs::Stat>, id: (u64, u64)) -> bool {
+    st.as_ref().is_some_and(|st| {
+        file_type(st) == FileType::RegularFile && identity(st) == id && st.st_nlink == 1
+    })
+}
+
 /// The move file `name` in `dir` opened to write in place, and its
 /// `fstat`: a new file of ours where the name is free, or where what holds
 /// it can be deleted; else (a drive that refuses to delete a file someone
@@ -1008,10 +1009,7 @@ impl Drop for MessageFile {
     fn drop(&mut self) {
         // Our spare goes, if its name still holds it (and only it).
         if let Some((_, id)) = &self.spare {
-            let ours = self.tmp_dir.stat_at(&self.spare_name).is_ok_and(|st| {
-                file_type(&st) == FileType::RegularFile && identity(&st) == *id && st.st_nlink == 1
-            });
-            if ours {
+            if ours_alone(&self.tmp_dir.stat_at(&self.spare_name).ok(), *id) {
                 let _ = self.tmp_dir.remove_file(&self.spare_name);
             }
         }
