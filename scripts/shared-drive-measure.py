@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""shared-drive measure: mkdir/rename/flock/lag on the two mounts of one
-shared folder, printed as markdown tables (run by `scripts/shared-drive
-measure DIR`, which checks the mounts are up and passes their paths).
+"""shared-drive measure: mkdir/rename/flock/lag and what a Windows share
+refuses, on the two mounts of one shared folder, printed as markdown tables
+(run by `scripts/shared-drive measure DIR`, which checks the mounts are up
+and passes their paths).
 
-Usage: shared-drive-measure.py A B EXPORT CACHE N TRIALS
-  A, B     the two sshfs mounts ("machine A" and "machine B")
+Usage: shared-drive-measure.py A B EXPORT CACHE N TRIALS [KIND]
+  A, B     the two mounts ("machine A" and "machine B"): sshfs, or the share
+           in smbnetfs' network tree
   EXPORT   the real folder behind them
   CACHE    the mounts' cache setting (no|default), as shown in the tables
   N        operations per trial; TRIALS: trials per measurement
+  KIND     sshfs (the default) or smb
 
 Owns the measurements and their tables; must not mount, unmount or start
 anything (the shell script does).
@@ -16,6 +19,7 @@ import atexit, errno, fcntl, multiprocessing as mp, os, shutil, statistics, subp
 
 A, B, EXPORT, CACHE = sys.argv[1:5]
 N = int(sys.argv[5]); TRIALS = int(sys.argv[6])
+KIND = sys.argv[7] if len(sys.argv) > 7 else "sshfs"
 ctx = mp.get_context("fork")
 tag = ".measure-%d" % os.getpid()
 os.mkdir(os.path.join(A, tag))
@@ -35,7 +39,7 @@ def outcome(fn):
 def fmt_counts(d):
     return ", ".join("%s x%d" % (k, v) for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "-"
 
-print("### cache=%s" % CACHE)
+print("### %s, cache=%s" % (KIND, CACHE))
 print()
 
 # ---------------------------------------------------------------- 1. mkdir
@@ -144,9 +148,11 @@ for i, (label, kind) in enumerate(cases):
 print()
 
 # ---------------------------------------------------------------- 3. flock
+# Opened for reading and writing, never for appending: an O_APPEND open
+# through smbnetfs fails and breaks the mount (section 5).
 def holder(path_flock, path_lockf, ready, done):
-    f1 = open(path_flock, "a"); fcntl.flock(f1, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    f2 = open(path_lockf, "a"); fcntl.lockf(f2, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    f1 = open(path_flock, "r+"); fcntl.flock(f1, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    f2 = open(path_lockf, "r+"); fcntl.lockf(f2, fcntl.LOCK_EX | fcntl.LOCK_NB)
     ready.set(); done.wait(30)
 
 lk1 = os.path.join(tag, "flock.lck"); lk2 = os.path.join(tag, "lockf.lck")
@@ -158,12 +164,12 @@ h = ctx.Process(target=holder, args=(os.path.join(A, lk1), os.path.join(A, lk2),
 h.start(); ready.wait(10)
 
 def try_flock(p):
-    with open(p, "a") as f:
+    with open(p, "r+") as f:
         r = outcome(lambda: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB))
     return "got it (NO exclusion)" if r == "ok" else "refused, %s (excluded)" % r
 
 def try_lockf(p):
-    with open(p, "a") as f:
+    with open(p, "r+") as f:
         r = outcome(lambda: fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB))
     return "got it (NO exclusion)" if r == "ok" else "refused, %s (excluded)" % r
 
@@ -325,3 +331,147 @@ for si, (label, *_r) in enumerate(SCEN):
     print("| %s | %s | %s - %s | %s |" % (label, med, lo, hi, ", ".join(sorted(seen)) or "-"))
 print()
 print("(lag section took %.1f s)" % lag_s)
+print()
+
+# ---------------------------------------------------------------- 5. Windows semantics
+# What a Windows share (SMB) refuses that a POSIX drive allows: replacing or
+# deleting a file someone holds open, links, names that differ only in case;
+# and what the client does with flags the referee and the bots use. The
+# O_APPEND open comes last: through smbnetfs it fails and leaves the mount
+# failing every open for a while, which is timed here.
+import ctypes
+LIBC = ctypes.CDLL(None, use_errno=True)
+RENAME_EXCHANGE = 2
+W = os.path.join(tag, "win")
+os.mkdir(os.path.join(A, W))
+wait_visible(os.path.join(B, W))
+WA, WB, WX = (os.path.join(p, W) for p in (A, B, EXPORT))
+
+def put(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+def export_text(name):
+    try:
+        with open(os.path.join(WX, name)) as f:
+            return repr(f.read())
+    except OSError as e:
+        return "<%s>" % ename(e.errno)
+
+def held_open(case, via, act):
+    """`target` made via A, held open (read-only) by a process via `via`,
+    then `act` via A; what happened, and what the server holds then."""
+    t, n = "t-%s" % case, "n-%s" % case
+    put(os.path.join(WA, t), "old\n"); put(os.path.join(WA, n), "new\n")
+    wait_visible(os.path.join(WB, t))
+    fd = os.open(os.path.join(via, t), os.O_RDONLY)
+    try:
+        r = outcome(lambda: act(t, n))
+        during = export_text(t)
+    finally:
+        os.close(fd)
+    return "%s (target then: %s)" % (r, during)
+
+def renameat2_exchange(a, b):
+    if LIBC.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), RENAME_EXCHANGE) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+rows = []
+rows.append(("rename a new file over one held open on A (the renamer's machine)",
+             held_open("ra", WA, lambda t, n: os.rename(os.path.join(WA, n), os.path.join(WA, t)))))
+rows.append(("rename a new file over one held open on B (another machine)",
+             held_open("rb", WB, lambda t, n: os.rename(os.path.join(WA, n), os.path.join(WA, t)))))
+rows.append(("delete a file held open on A",
+             held_open("da", WA, lambda t, n: os.unlink(os.path.join(WA, t)))))
+rows.append(("delete a file held open on B",
+             held_open("db", WB, lambda t, n: os.unlink(os.path.join(WA, t)))))
+rows.append(("write in place (no truncation) into a file held open on B",
+             held_open("wb", WB, lambda t, n: (lambda fd: (os.pwrite(fd, b"NEW\n", 0), os.close(fd)))(
+                 os.open(os.path.join(WA, t), os.O_WRONLY)))))
+put(os.path.join(WA, "c-t"), "old\n"); put(os.path.join(WA, "c-n"), "new\n")
+rows.append(("rename a new file over a closed one",
+             "%s (target then: %s)" % (outcome(lambda: os.rename(os.path.join(WA, "c-n"), os.path.join(WA, "c-t"))),
+                                       export_text("c-t"))))
+put(os.path.join(WA, "x-1"), "one\n"); put(os.path.join(WA, "x-2"), "two\n")
+rows.append(("swap two names in one step (renameat2 RENAME_EXCHANGE)",
+             outcome(lambda: renameat2_exchange(os.path.join(WA, "x-1"), os.path.join(WA, "x-2")))))
+rows.append(("symlink", outcome(lambda: os.symlink("c-t", os.path.join(WA, "link")))))
+rows.append(("hard link", outcome(lambda: os.link(os.path.join(WA, "c-t"), os.path.join(WA, "hard")))))
+rows.append(("mkfifo", outcome(lambda: os.mkfifo(os.path.join(WA, "fifo")))))
+put(os.path.join(WA, "Case.txt"), "upper\n")
+wait_visible(os.path.join(WB, "Case.txt"))
+def read_b_lower():
+    with open(os.path.join(WB, "case.txt")) as f:
+        return f.read()
+lower = outcome(read_b_lower)
+rows.append(("`Case.txt` made via A; B opens `case.txt`",
+             "%s (%s)" % (lower, "the same file" if lower == "ok" else "another name")))
+rows.append(("`case.txt` created with O_EXCL via A beside `Case.txt`",
+             outcome(lambda: os.close(os.open(os.path.join(WA, "case.txt"), os.O_WRONLY | os.O_CREAT | os.O_EXCL)))))
+put(os.path.join(WB, "excl"), "made via B\n")
+rows.append(("O_EXCL create via A of a name just made via B",
+             outcome(lambda: os.close(os.open(os.path.join(WA, "excl"), os.O_WRONLY | os.O_CREAT | os.O_EXCL)))))
+rows.append(("O_NOFOLLOW open", outcome(lambda: os.close(os.open(os.path.join(WA, "c-t"), os.O_RDONLY | os.O_NOFOLLOW)))))
+# A longer rewrite in place via A, right after B read the short one: B's
+# plain read is cut to the length B cached; a direct read is not.
+put(os.path.join(WA, "grow"), "short\n")
+def read_b(flags):
+    fd = os.open(os.path.join(WB, "grow"), os.O_RDONLY | flags)
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+read_b(0)
+fd = os.open(os.path.join(WA, "grow"), os.O_WRONLY)
+os.pwrite(fd, b"a longer content, rewritten in place\n", 0); os.close(fd)
+plain = read_b(0)
+try:
+    direct = read_b(os.O_DIRECT)
+    direct = "%d of 37 bytes" % len(direct)
+except OSError as e:
+    direct = ename(e.errno)
+rows.append(("B reads a file A just rewrote longer (in place)",
+             "plain read: %d of 37 bytes; O_DIRECT read: %s" % (len(plain), direct)))
+# Modification times: the server's clock and resolution, seen on B.
+put(os.path.join(WA, "mtime"), "m\n")
+before = time.time()
+put(os.path.join(WA, "mtime"), "mm\n")
+st = os.stat(os.path.join(WB, "mtime"))
+rows.append(("mtime of a file A just rewrote, as B's `stat` shows it",
+             "%+.3f s from A's clock at the write (nanoseconds %s)"
+             % (st.st_mtime - before, "present" if st.st_mtime_ns % 1000000 else "zero: coarse")))
+def then_opens(r):
+    """`r`, and if it is a failure, how long every open via A failed after it
+    (smbnetfs fails them all for a while after some failures)."""
+    if r == "ok":
+        return r
+    t0 = time.monotonic()
+    while outcome(lambda: os.close(os.open(os.path.join(WA, "c-t"), os.O_RDONLY))) != "ok":
+        if time.monotonic() - t0 > 60:
+            break
+        time.sleep(0.05)
+    return "%s (then every open via A failed for %.1f s)" % (r, time.monotonic() - t0)
+
+def via_descriptor(flags, act):
+    put(os.path.join(WA, "cut"), "0123456789\n")
+    fd = os.open(os.path.join(WA, "cut"), flags)
+    try:
+        return then_opens(outcome(lambda: act(fd)))
+    finally:
+        os.close(fd)
+
+# What a write-only descriptor can do besides writing.
+for label, act in (("ftruncate", lambda fd: os.ftruncate(fd, 4)),
+                   ("lseek to the end", lambda fd: os.lseek(fd, 0, os.SEEK_END))):
+    rows.append(("%s through a descriptor opened write-only / read-write" % label,
+                 "%s / %s" % (via_descriptor(os.O_WRONLY, act), via_descriptor(os.O_RDWR, act))))
+# Last: O_APPEND.
+put(os.path.join(WA, "app"), "one\n")
+rows.append(("open for append (O_APPEND)",
+             then_opens(outcome(lambda: os.close(os.open(os.path.join(WA, "app"), os.O_WRONLY | os.O_APPEND))))))
+
+print("| Windows semantics (a file held open: opened read-only by another process) | result |")
+print("|---|---|")
+for label, r in rows:
+    print("| %s | %s |" % (label, r))

@@ -184,13 +184,15 @@ where
         }
         let path = dir.join(format!("{game}.log"));
         let mut opts = OpenOptions::new();
-        opts.create(true).append(true);
+        opts.create(true);
         {
             use std::os::unix::fs::OpenOptionsExt;
             opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
         }
-        match opts.open(&path) {
-            Ok(f) => {
+        // Appended to (a game played again adds to its log), with O_APPEND
+        // where the drive allows it.
+        match crate::mailbox::drive::open_for_append(&opts, &path) {
+            Ok((f, _)) => {
                 if let Some(span) = ctx.span(id) {
                     span.extensions_mut()
                         .insert(GameLogFile(Arc::new(Mutex::new(f))));

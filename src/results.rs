@@ -42,6 +42,9 @@ pub struct ResultStore {
     dir: PathBuf,
     path: PathBuf,
     file: File,
+    /// Opened with `O_APPEND` (else, where the drive refuses it, each line
+    /// is written at the end this store keeps).
+    appends: bool,
 }
 
 /// Markers of finished games, one empty file per game id.
@@ -403,12 +406,11 @@ impl ResultStore {
             std::thread::sleep(Duration::from_secs(1));
         };
         check_records(&path, &scanned.records, stored, true)?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| unwritable(&path, e))?;
+        let (mut file, appends) = crate::mailbox::drive::open_for_append(
+            OpenOptions::new().create(true).read(true),
+            &path,
+        )
+        .map_err(|e| unwritable(&path, e))?;
         if let Some(cut) = scanned.cut {
             set_aside(&mut file, &path, cut)?;
         }
@@ -425,6 +427,7 @@ impl ResultStore {
                 dir: dir.to_path_buf(),
                 path,
                 file,
+                appends,
             },
             unnumbered(scanned),
         ))
@@ -447,9 +450,14 @@ impl ResultStore {
         // Handed to the kernel at once (a referee killed with -9 loses
         // nothing it wrote); not fsync'ed per game, which would cost a disk
         // flush per game and only matters if the machine loses power.
-        let result = self
-            .file
-            .write_all(line.as_bytes())
+        // Without O_APPEND, at the end (also after a line was cut back).
+        let placed = if self.appends {
+            Ok(())
+        } else {
+            self.file.seek(SeekFrom::Start(before)).map(drop)
+        };
+        let result = placed
+            .and_then(|()| self.file.write_all(line.as_bytes()))
             .and_then(|()| self.file.flush());
         if let Err(e) = result {
             let _ = self.file.set_len(before);
@@ -479,11 +487,8 @@ fn set_aside(file: &mut File, path: &Path, cut: Cut) -> Result<(), HarnessError>
     if !tail.ends_with(b"\n") {
         tail.push(b'\n');
     }
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&side)
-        .and_then(|mut f| f.write_all(&tail))
+    crate::mailbox::drive::open_for_append(OpenOptions::new().create(true), &side)
+        .and_then(|(mut f, _)| f.write_all(&tail))
         .map_err(|e| unwritable(&side, e))?;
     file.set_len(cut.offset).map_err(|e| unwritable(path, e))?;
     tracing::warn!(

@@ -107,6 +107,10 @@
 1250 REM complete only if the size matches four lines ended by LF or CR LF,
 1255 REM or is 512: the referee's padded in.txt (PROTOCOL.md)
 1260 IF SZ <> SL + 4 AND SZ <> SL + 8 AND SZ <> 512 THEN RETURN
+1262 REM LINE INPUT cannot see whether line 4 ended in LF; a message being
+1263 REM written in place (on a Windows share) lacks that LF and shows the
+1264 REM padding as the end of line 4. A text never ends in a space.
+1265 IF RIGHT$(L$(4), 1) = " " THEN RETURN
 1270 IF L$(1) <> "referee" OR L$(3) = "" OR L$(3) = AN$ THEN RETURN
 1280 ID$ = L$(2)
 1290 SQ$ = L$(3)

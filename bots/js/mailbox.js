@@ -245,7 +245,9 @@ class Mailbox {
   // old content in one write, without truncating.
   write(data) {
     const size = Math.max(RECORD_BYTES, data.length, this.outSize || 0);
-    const fd = fs.openSync(this.outPath, fs.constants.O_WRONLY | fs.constants.O_CREAT, 0o644);
+    // Opened to read and write: smbnetfs (a FUSE client of Windows shares)
+    // fails to truncate a file opened write-only.
+    const fd = fs.openSync(this.outPath, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
     try {
       fs.writeSync(fd, Buffer.from(data.padEnd(size, ' '), 'latin1'), 0, size, 0);
       if (size !== this.outSize) fs.ftruncateSync(fd, size); // first write: drop longer old content

@@ -303,7 +303,9 @@ class Mailbox:
         """out.txt := data, padded with spaces to its fixed length, written
         over the old content in one write, without truncating."""
         size = max(RECORD_BYTES, len(data), self.out_size or 0)
-        fd = os.open(self.out_path, os.O_WRONLY | os.O_CREAT, 0o644)
+        # Opened to read and write: smbnetfs (a FUSE client of Windows
+        # shares) fails to truncate a file opened write-only.
+        fd = os.open(self.out_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             os.write(fd, data.ljust(size, b' '))
             if size != self.out_size:  # the first write: drop any longer old content

@@ -259,7 +259,9 @@ module Mailbox
     # the old content in one write, without truncating.
     def write(data)
       size = [RECORD_BYTES, data.bytesize, @out_size || 0].max
-      File.open(@out_path, File::WRONLY | File::CREAT | File::BINARY, 0o644) do |f|
+      # Opened to read and write: smbnetfs (a FUSE client of Windows
+      # shares) fails to truncate a file opened write-only.
+      File.open(@out_path, File::RDWR | File::CREAT | File::BINARY, 0o644) do |f|
         f.syswrite(data.ljust(size, " "))
         f.truncate(size) if size != @out_size # the first write: drop longer old content
       end

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use fs2::FileExt;
 
+use mailbox_protocol::drive;
 use mailbox_protocol::files::{cannot_exchange, Dir, ReadOutcome};
 
 /// The lock folder inside the board.
@@ -97,9 +98,15 @@ pub struct OwnerRecord {
 }
 
 impl OwnerRecord {
+    /// The record as written. The heartbeat has 20 digits (leading zeros),
+    /// so every record of one holder has the same length: a reader on
+    /// another machine whose drive caches the file's length (sshfs, SMB)
+    /// never reads one cut short (a `stale_ms` cut from 30000 to 3000),
+    /// and on SMB, where OWNER is rewritten in place, a read that races a
+    /// write can only mix the heartbeat's digits.
     pub fn encode(&self) -> String {
         format!(
-            "token={}\nhost={}\npid={}\nstarted={}\nheartbeat={}\nboard={}\ncommand={}\nstale_ms={}\n",
+            "token={}\nhost={}\npid={}\nstarted={}\nheartbeat={:020}\nboard={}\ncommand={}\nstale_ms={}\n",
             self.token,
             self.host,
             self.pid,
@@ -274,15 +281,17 @@ fn remove_lock_folder(board: &Path, name: &str) {
     let Ok(dir) = Dir::open(board).and_then(|b| b.child(name)) else {
         return;
     };
+    // On a Windows share a file someone reads (a referee on another
+    // machine looking at OWNER) cannot be removed for that moment.
     for entry in dir.names().unwrap_or_default() {
         let ours = entry == OWNER_FILE || entry.starts_with(".OWNER.tmp-");
         if ours && dir.plain_file_len(&entry).is_some() {
-            let _ = dir.remove_file(&entry);
+            let _ = drive::retrying(|| dir.remove_file(&entry));
         }
     }
     drop(dir);
     if let Ok(b) = Dir::open(board) {
-        if let Err(e) = b.remove_dir(name) {
+        if let Err(e) = drive::retrying(|| b.remove_dir(name)) {
             if e.kind() != io::ErrorKind::NotFound {
                 tracing::warn!(
                     "left {} in place: it holds files no referee made ({e})",
@@ -1064,7 +1073,7 @@ fn release_folder(board: &Path, token: &str, own: Option<&OwnDir>) {
     let lock_dir = board.join(LOCK_DIR);
     let aside_name = format!("{LOCK_DIR}.dead-{token}");
     let aside = board.join(&aside_name);
-    if fs::rename(&lock_dir, &aside).is_err() {
+    if drive::retrying(|| fs::rename(&lock_dir, &aside)).is_err() {
         return;
     }
     let ours = in_place

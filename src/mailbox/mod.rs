@@ -26,6 +26,7 @@ pub use mailbox_protocol::bot::BotMailbox;
 pub use mailbox_protocol::doorbell::{
     is_local_fs, poll_max_for, Backoff, Doorbell, POLL_MAX, POLL_MAX_LOCAL, POLL_MIN,
 };
+pub use mailbox_protocol::drive;
 pub use mailbox_protocol::files::{
     is_symlink, is_temp_name, read_limited, replace, replace_message, Dir, MessageFile,
     MessageReader, ReadOutcome, TargetIsSymlink,
@@ -522,17 +523,33 @@ impl Mailbox {
     /// referee's (never truncated or written: it may be a file linked in
     /// from elsewhere; and not just deleted, because a bot on another
     /// machine may hold a cached view of that name, and re-creating it
-    /// there can fail for seconds). Touches nothing else, and nothing at all
-    /// once this referee lost the board.
+    /// there can fail for seconds). On a drive that refuses to delete or
+    /// replace a file someone holds open (SMB, which has no links), one
+    /// held open is blanked (`in.txt`) or cut to nothing (`out.txt`) in
+    /// place instead. Touches nothing else, and nothing at all once this
+    /// referee lost the board.
     pub fn clear(&self, access: &WriteAccess) -> io::Result<()> {
         self.check_access(access).map_err(|e| match e {
             AnswerError::LockLost(lost) => io::Error::other(lost),
             e => io::Error::other(e),
         })?;
         self.check_dir().map_err(io::Error::other)?;
+        // Our own hold on in.txt (written in place) would keep it.
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .release();
         match self.folder.remove_file(IN_FILE) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            // Someone holds it open on a drive that will not delete it
+            // then (SMB): blanked, which reads as no message.
+            Err(e) if drive::is_sharing_violation(&e) => {
+                self.folder.refused(IN_FILE, &e);
+                let len = self.folder.plain_file_len(IN_FILE).unwrap_or(0);
+                self.folder.rewrite(IN_FILE, &vec![PAD; len as usize])?;
+            }
             Err(e) => return Err(e),
         }
         if self.folder.plain_file_len(OUT_FILE) != Some(0)

@@ -94,8 +94,27 @@ pub fn remove_stale<'a>(results: &Path, ids: impl IntoIterator<Item = &'a str>) 
     }
 }
 
+/// Removes the live file `path` if the name still holds the file `id`
+/// (ours). Gives it back if a reader held it open and the drive would not
+/// remove it then (a Windows share), trying for a second first if `retry`.
+fn remove_ours(path: PathBuf, id: (u64, u64), retry: bool) -> Option<(PathBuf, (u64, u64))> {
+    use crate::mailbox::drive;
+    let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| identity(&m) == id);
+    if !ours {
+        return None;
+    }
+    let removed = if retry {
+        drive::retrying(|| std::fs::remove_file(&path))
+    } else {
+        std::fs::remove_file(&path)
+    };
+    match removed {
+        Err(e) if drive::is_sharing_violation(&e) => Some((path, id)),
+        _ => None,
+    }
+}
+
 /// (device, inode) of an open file or a path, to remove only our own.
-#[cfg(unix)]
 fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (meta.dev(), meta.ino())
@@ -104,6 +123,10 @@ fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
 pub struct LiveFiles {
     dir: PathBuf,
     open: Mutex<HashMap<String, File>>,
+    /// Files of finished games that could not be removed because a reader
+    /// held them open (a Windows share refuses then), with their identity:
+    /// tried again at the next game's end and at the end of the run.
+    unremoved: Mutex<Vec<(PathBuf, (u64, u64))>>,
 }
 
 impl LiveFiles {
@@ -113,6 +136,7 @@ impl LiveFiles {
         LiveFiles {
             dir,
             open: Mutex::new(HashMap::new()),
+            unremoved: Mutex::new(Vec::new()),
         }
     }
 
@@ -122,6 +146,15 @@ impl LiveFiles {
             let mut text = serde_json::to_string(line).expect("serializes");
             text.push('\n');
             let _ = f.write_all(text.as_bytes());
+        }
+    }
+}
+
+impl Drop for LiveFiles {
+    fn drop(&mut self) {
+        let unremoved = self.unremoved.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (path, id) in std::mem::take(unremoved) {
+            remove_ours(path, id, true);
         }
     }
 }
@@ -234,19 +267,17 @@ impl EventSink for LiveFiles {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&record.id);
-                // Removed only if the name still holds the file we wrote.
-                if let Some(f) = mine {
-                    let path = live_file(&self.dir, &record.id);
-                    #[cfg(unix)]
-                    let same = matches!(
-                        (f.metadata(), std::fs::symlink_metadata(&path)),
-                        (Ok(a), Ok(b)) if identity(&a) == identity(&b)
-                    );
-                    #[cfg(not(unix))]
-                    let same = true;
-                    if same {
-                        let _ = std::fs::remove_file(&path);
-                    }
+                // Removed only if the name still holds the file we wrote;
+                // closed first (on a Windows share our own hold would keep
+                // it). One a reader holds is removed later.
+                if let Some(id) = mine.and_then(|f| f.metadata().ok()).map(|m| identity(&m)) {
+                    let mut unremoved = self.unremoved.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut still: Vec<_> = std::mem::take(&mut *unremoved)
+                        .into_iter()
+                        .filter_map(|(path, id)| remove_ours(path, id, false))
+                        .collect();
+                    still.extend(remove_ours(live_file(&self.dir, &record.id), id, false));
+                    *unremoved = still;
                 }
             }
             Event::Waiting { .. } | Event::Illegal { .. } => {}

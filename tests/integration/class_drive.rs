@@ -16,7 +16,11 @@
 //! root, sshfs and about a minute after the build); under `chrt` so that
 //! other work on the machine does not time the bots' waits for the CPU:
 //!
-//!   TOURNAMENT_TEST_NO_SKIP=1 chrt -f 50 cargo test --release --test integration class_drive -- --ignored --nocapture
+//!   TOURNAMENT_TEST_NO_SKIP=1 chrt -f 50 cargo test --release --test integration class_drive_teacher_scenario_in -- --ignored --nocapture
+//!
+//! `class_drive_teacher_scenario_on_smb` measures the same on SMB (a
+//! private Samba mounted twice with smbnetfs; needs root, samba and
+//! smbnetfs) in smbnetfs' two cache modes, into `target/class-drive-smb.md`.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -263,10 +267,10 @@ fn scenario(place: &'static str, order: Order, a: &Path, b: &Path, x: &Path, log
     }
 }
 
-/// Both start orders on one drive.
-fn on_drive(cache: Cache, places: [&'static str; 2], logs: &Path) -> [Row; 2] {
+/// Both start orders on one drive, made by `up`.
+fn on_drive(up: impl FnOnce() -> Drive, places: [&'static str; 2], logs: &Path) -> [Row; 2] {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let drive = Drive::up(cache);
+    let drive = up();
     let late = drive.ws("class-referee-first");
     let first = drive.ws("class-bots-first");
     [
@@ -305,7 +309,7 @@ fn class_drive_teacher_scenario_in_both_cache_modes() {
         logs.path(),
     )];
     rows.extend(on_drive(
-        Cache::No,
+        || Drive::up(Cache::No),
         [
             "sshfs cache=no, referee first",
             "sshfs cache=no, bots first",
@@ -313,18 +317,52 @@ fn class_drive_teacher_scenario_in_both_cache_modes() {
         logs.path(),
     ));
     rows.extend(on_drive(
-        Cache::Default,
+        || Drive::up(Cache::Default),
         [
             "sshfs cache=default, referee first",
             "sshfs cache=default, bots first",
         ],
         logs.path(),
     ));
+    report(&rows, "class-drive.md");
+}
+
+/// The same on SMB (`scripts/shared-drive up --smb`: a private Samba,
+/// mounted twice with smbnetfs), in both of its cache modes: FUSE's 1 s
+/// entry and attribute cache, and none.
+#[test]
+#[ignore = "a measurement: needs root, samba and smbnetfs, ~3 min; run with --ignored"]
+fn class_drive_teacher_scenario_on_smb() {
+    let logs = Scratch::new();
+    write_alice(logs.path());
+    let mut rows = Vec::new();
+    rows.extend(on_drive(
+        || Drive::smb(Cache::No),
+        [
+            "SMB (smbnetfs) cache=no, referee first",
+            "SMB (smbnetfs) cache=no, bots first",
+        ],
+        logs.path(),
+    ));
+    rows.extend(on_drive(
+        || Drive::smb(Cache::Default),
+        [
+            "SMB (smbnetfs) cache=default, referee first",
+            "SMB (smbnetfs) cache=default, bots first",
+        ],
+        logs.path(),
+    ));
+    report(&rows, "class-drive-smb.md");
+}
+
+/// Prints the table of `rows` and writes it to `target/<file>`; every row
+/// must have the students' moves (the table measures them).
+fn report(rows: &[Row], file: &str) {
     let mut table = String::from(
         "| where | games/s | B's moves | median | p95 | max | over 200 ms | over 500 ms | referee warnings | `watch` on B |\n\
          |---|---|---|---|---|---|---|---|---|---|\n",
     );
-    for r in &rows {
+    for r in rows {
         let m = &r.b_moves;
         writeln!(
             table,
@@ -347,10 +385,9 @@ fn class_drive_teacher_scenario_in_both_cache_modes() {
         .unwrap();
     }
     println!("\n{table}");
-    let out = project_root().join("target/class-drive.md");
+    let out = project_root().join("target").join(file);
     let _ = fs::write(&out, &table);
-    // Every row has the students' moves: the table measures them.
-    for r in &rows {
+    for r in rows {
         assert!(
             r.b_moves.len() > GAMES * 10,
             "{}: {}",

@@ -59,14 +59,31 @@ fn prerequisites() -> Vec<Need> {
     all
 }
 
-/// Two sshfs mounts of one folder (`scripts/shared-drive`), down on drop.
+/// Everything the fault suite on SMB needs beyond cargo and python3.
+pub(crate) fn smb_prerequisites() -> Vec<Need> {
+    let mut all = needs::SMB_DRIVE.to_vec();
+    all.push(needs::RUBY);
+    all
+}
+
+/// The client the two mounts of a [`Drive`] use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Client {
+    Sshfs,
+    /// A private Samba, mounted with smbnetfs (`scripts/shared-drive --smb`).
+    Smb,
+}
+
+/// Two mounts of one folder (`scripts/shared-drive`), down on drop.
 pub(crate) struct Drive {
     tmp: Option<tempfile::TempDir>,
     root: PathBuf,
-    a: PathBuf,
-    b: PathBuf,
-    export: PathBuf,
+    pub(crate) a: PathBuf,
+    pub(crate) b: PathBuf,
+    pub(crate) export: PathBuf,
     up_secs: f64,
+    /// How the fault lines name it: `cache=no`, `smb cache=default`.
+    label: String,
 }
 
 fn script() -> PathBuf {
@@ -74,7 +91,17 @@ fn script() -> PathBuf {
 }
 
 impl Drive {
+    /// Two sshfs mounts.
     pub(crate) fn up(cache: Cache) -> Drive {
+        Drive::up_with(Client::Sshfs, cache)
+    }
+
+    /// Two smbnetfs mounts of a share of a private Samba.
+    pub(crate) fn smb(cache: Cache) -> Drive {
+        Drive::up_with(Client::Smb, cache)
+    }
+
+    fn up_with(client: Client, cache: Cache) -> Drive {
         let tmp = tempfile::Builder::new()
             .prefix("tournament-faults-")
             // Open to all: bots of a root referee run as `nobody`.
@@ -83,28 +110,38 @@ impl Drive {
             .expect("temp dir");
         let root = tmp.path().to_path_buf();
         let t0 = Instant::now();
-        let out = Command::new(script())
-            .arg("up")
-            .arg(&root)
-            .arg(format!("--{}", cache.name()))
-            .output()
-            .expect("run scripts/shared-drive");
+        let mut up = Command::new(script());
+        up.arg("up").arg(&root).arg(format!("--{}", cache.name()));
+        if client == Client::Smb {
+            up.arg("--smb");
+        }
+        let out = up.output().expect("run scripts/shared-drive");
+        let env = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success(),
-            "scripts/shared-drive up {} --{} failed ({}):\n{}{}",
-            root.display(),
-            cache.name(),
+            "{up:?} failed ({}):\n{env}{}",
             out.status,
-            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        // The share as each mount shows it (for smbnetfs, inside its
+        // network tree), from the lines `up` prints.
+        let var = |name: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| panic!("no {name} in {env}"))
+        };
         Drive {
-            a: root.join("a"),
-            b: root.join("b"),
-            export: root.join("export"),
+            a: var("SHARED_A"),
+            b: var("SHARED_B"),
+            export: var("SHARED_EXPORT"),
             root,
             tmp: Some(tmp),
             up_secs: t0.elapsed().as_secs_f64(),
+            label: match client {
+                Client::Sshfs => cache.name().to_string(),
+                Client::Smb => format!("smb {}", cache.name()),
+            },
         }
     }
 
@@ -170,11 +207,11 @@ impl Bg {
         }
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         // SAFETY: a signal to our own child.
         unsafe {
             libc::kill(self.child.id() as i32, sig);
@@ -544,22 +581,23 @@ struct Env<'a> {
 }
 
 struct Suite {
-    cache: Cache,
+    /// The drive's name in the fault lines (`cache=no`, `smb cache=default`).
+    label: String,
     group: &'static str,
     failed: Vec<String>,
     t0: Instant,
 }
 
 impl Suite {
-    fn new(cache: Cache, group: &'static str, drive: &Drive) -> Suite {
+    fn new(group: &'static str, drive: &Drive) -> Suite {
         println!(
             "fault [{}] {group}: drive up in {:.1} s at {}",
-            cache.name(),
+            drive.label,
             drive.up_secs,
             drive.root.display()
         );
         Suite {
-            cache,
+            label: drive.label.clone(),
             group,
             failed: vec![],
             t0: Instant::now(),
@@ -572,10 +610,7 @@ impl Suite {
         let outcome = catch_unwind(AssertUnwindSafe(f));
         let secs = t0.elapsed().as_secs_f64();
         match outcome {
-            Ok(line) => println!(
-                "fault [{}] {injected} → {line} [{secs:.1} s]",
-                self.cache.name()
-            ),
+            Ok(line) => println!("fault [{}] {injected} → {line} [{secs:.1} s]", self.label),
             Err(e) => {
                 let msg = e
                     .downcast_ref::<String>()
@@ -584,7 +619,7 @@ impl Suite {
                     .unwrap_or_else(|| "panic".into());
                 println!(
                     "fault [{}] {injected} → FAILED: {msg} [{secs:.1} s]",
-                    self.cache.name()
+                    self.label
                 );
                 self.failed.push(format!("{injected}: {msg}"));
             }
@@ -594,7 +629,7 @@ impl Suite {
     fn finish(self) {
         println!(
             "fault [{}] {}: {:.1} s, {} failed",
-            self.cache.name(),
+            self.label,
             self.group,
             self.t0.elapsed().as_secs_f64(),
             self.failed.len()
@@ -602,7 +637,7 @@ impl Suite {
         assert!(
             self.failed.is_empty(),
             "[{}] {} scenario(s) failed:\n- {}",
-            self.cache.name(),
+            self.label,
             self.failed.len(),
             self.failed.join("\n- ")
         );
@@ -610,17 +645,30 @@ impl Suite {
 }
 
 fn group(cache: Cache, name: &'static str, body: impl FnOnce(&Env<'_>, &mut Suite)) {
-    if !needs::have(&prerequisites()) {
+    group_on(Client::Sshfs, cache, name, body)
+}
+
+fn group_on(
+    client: Client,
+    cache: Cache,
+    name: &'static str,
+    body: impl FnOnce(&Env<'_>, &mut Suite),
+) {
+    let needs = match client {
+        Client::Sshfs => prerequisites(),
+        Client::Smb => smb_prerequisites(),
+    };
+    if !needs::have(&needs) {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let local = Scratch::new();
-    let drive = Drive::up(cache);
+    let drive = Drive::up_with(client, cache);
     let env = Env {
         drive: &drive,
         local: local.path(),
     };
-    let mut suite = Suite::new(cache, name, &drive);
+    let mut suite = Suite::new(name, &drive);
     body(&env, &mut suite);
     suite.finish();
 }
@@ -633,6 +681,12 @@ fn games(e: &Env<'_>, s: &mut Suite) {
         "100 games, referee on A, 5 bots (3 built-in, Python, Ruby) on B via board-as",
         || hundred_games(e),
     );
+    games_on_b(e, s);
+}
+
+/// The games scenarios of a referee on A and someone on B (the SMB group
+/// runs them too).
+fn games_on_b(e: &Env<'_>, s: &mut Suite) {
     s.run(
         "a bot started by hand on B (waiting player), referee on A",
         || waiting_player(e),
@@ -873,6 +927,40 @@ struct Bots<'a> {
     elsewhere: PathBuf,
 }
 
+impl<'a> Bots<'a> {
+    /// `players` in `ws`, each meeting its own well-behaved opponent
+    /// (fakebot `ok`, which overwrites out.txt in place, as most
+    /// hand-written bots do).
+    fn on(
+        e: &'a Env<'a>,
+        ws: Ws,
+        mut players: Vec<P>,
+        precious: PathBuf,
+        elsewhere: PathBuf,
+    ) -> Bots<'a> {
+        let opponents: Vec<P> = players
+            .iter()
+            .map(|p| fake(&format!("vs-{}", p.name), "ok"))
+            .collect();
+        players.extend(opponents);
+        let (cfg, _) = config(
+            &ws,
+            "tournament.toml",
+            "results",
+            "size = 6",
+            "[time]\nmove-ms = 1500",
+            &players,
+        );
+        Bots {
+            e,
+            ws,
+            cfg,
+            precious,
+            elsewhere,
+        }
+    }
+}
+
 impl Bots<'_> {
     fn log(&self, who: &str) -> PathBuf {
         self.e.local.join(format!("{who}.starts"))
@@ -956,32 +1044,8 @@ fn bots(e: &Env<'_>, s: &mut Suite) {
         let how = format!("symlink-dir-after 8 {}{k}", elsewhere.display());
         players.push(fault(&format!("symdir{k}"), &how));
     }
-    // Each bot meets its own well-behaved opponent (fakebot `ok`, which
-    // overwrites out.txt in place, as most hand-written bots do).
-    let opponents: Vec<P> = players
-        .iter()
-        .map(|p| fake(&format!("vs-{}", p.name), "ok"))
-        .collect();
-    players.extend(opponents);
-    let (cfg, _) = config(
-        &ws,
-        "tournament.toml",
-        "results",
-        "size = 6",
-        "[time]\nmove-ms = 1500",
-        &players,
-    );
-    let b = Bots {
-        e,
-        ws,
-        cfg,
-        precious,
-        elsewhere,
-    };
-    s.run("bot killed -9 in the middle of a move", || bot_killed(&b));
-    s.run("bot stopped (SIGSTOP) past its move time", || {
-        bot_stopped(&b)
-    });
+    let b = Bots::on(e, ws, players, precious, elsewhere);
+    killed_and_stopped(&b, s);
     s.run("bot exits (status 5) before READY", || {
         let (r, _) = b.play("quitter", 1500);
         assert_forfeit(&r, EndReason::Exited);
@@ -1080,6 +1144,15 @@ fn bots(e: &Env<'_>, s: &mut Suite) {
         "names from config (../, absolute, NUL, 300 chars) and ids from a bot (`../`×1000)",
         || names(&b),
     );
+}
+
+/// A bot (`victim`, `stopper`) killed -9 and one stopped (the SMB group
+/// runs them too).
+fn killed_and_stopped(b: &Bots<'_>, s: &mut Suite) {
+    s.run("bot killed -9 in the middle of a move", || bot_killed(b));
+    s.run("bot stopped (SIGSTOP) past its move time", || {
+        bot_stopped(b)
+    });
 }
 
 fn bot_killed(b: &Bots<'_>) -> String {
@@ -1323,6 +1396,20 @@ fn referee(e: &Env<'_>, s: &mut Suite) {
         "referee killed -9 mid-run, resumed on the same mount (A)",
         || killed_and_resumed(e, false),
     );
+    referees_on_a_and_b(e, s);
+    s.run(
+        "clocks skewed ±300 s (faketime) between the holder (A) and a second referee (B)",
+        || clock_skew(e),
+    );
+    s.run(
+        "results folder on a full file system (200 KB tmpfs)",
+        || full_disk(e),
+    );
+}
+
+/// The scenarios of referees on both machines (the SMB group runs them
+/// too).
+fn referees_on_a_and_b(e: &Env<'_>, s: &mut Suite) {
     s.run(
         "referee killed -9 mid-run while B watched the size of games.jsonl, resumed on the other mount (B)",
         || killed_and_resumed(e, true),
@@ -1334,14 +1421,6 @@ fn referee(e: &Env<'_>, s: &mut Suite) {
     s.run(
         "referee stopped (SIGSTOP; its bots run on) past the stale period, a second one takes over from B, then SIGCONT",
         || stopped_and_taken_over(e),
-    );
-    s.run(
-        "clocks skewed ±300 s (faketime) between the holder (A) and a second referee (B)",
-        || clock_skew(e),
-    );
-    s.run(
-        "results folder on a full file system (200 KB tmpfs)",
-        || full_disk(e),
     );
 }
 
@@ -1527,6 +1606,76 @@ fn second_referee(e: &Env<'_>) -> String {
         } else {
             "refused"
         }
+    )
+}
+
+/// `tournament` as run on another machine: in a UTS namespace of its own,
+/// with the host name `pc-b` (a referee checks whether a holder still runs
+/// only on its own host, by name; another host's holder it judges by its
+/// heartbeat alone).
+pub(crate) fn tournament_on_other_host() -> Command {
+    let mut c = Command::new("unshare");
+    c.args(["--uts", "sh", "-c", "hostname pc-b && exec \"$0\" \"$@\""])
+        .arg(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// Two referees started at the same moment on the two mounts, the one on B
+/// on another host: one takes the board, the other is refused (exit 4),
+/// and every game is played once.
+fn two_referees_at_once(e: &Env<'_>) -> String {
+    let ws = e.drive.ws("at-once");
+    // Built-ins kept to the files: slow enough that the winner still runs
+    // when the loser looks.
+    let on_files = |name: &str, which| P {
+        name: name.into(),
+        how: How::BuiltinOnFiles(which),
+    };
+    let (cfg_a, cfg_b) = config(
+        &ws,
+        "tournament.toml",
+        "results",
+        "games-per-pairing = 4\nconcurrency = 2\nsize = 6\nstale-lock-ms = 6000",
+        "[time]\nmove-ms = 5000",
+        &[
+            on_files("o-rnd", "random"),
+            on_files("o-grd", "greedy"),
+            on_files("o-wtd", "weighted"),
+        ],
+    );
+    let mut on_a = Bg::spawn(
+        tournament_cmd().arg("run").arg("--config").arg(&cfg_a),
+        e.local,
+        "at-once-a",
+    );
+    let mut on_b = Bg::spawn(
+        tournament_on_other_host()
+            .arg("run")
+            .arg("--config")
+            .arg(&cfg_b),
+        e.local,
+        "at-once-b",
+    );
+    let (a, b) = (on_a.wait(180), on_b.wait(180));
+    let (winner, loser) = match (a, b) {
+        (Some(0), Some(4)) => ("A", on_b.stderr()),
+        (Some(4), Some(0)) => ("B", on_a.stderr()),
+        _ => panic!(
+            "exits {a:?} (A) and {b:?} (B), not one 0 and one 4:\nA: {}\nB: {}",
+            on_a.stderr(),
+            on_b.stderr()
+        ),
+    };
+    assert!(loser.contains("in use by another referee"), "{loser}");
+    let res = Results::read(&ws.x.join("results/games.jsonl"));
+    assert_eq!(res.recs.len(), 12, "{:?}", res.ids());
+    assert!(res.doubled().is_empty(), "{:?}", res.doubled());
+    assert!(res.not_normal().is_empty(), "{:?}", res.not_normal());
+    format!(
+        "the one on {winner} took the board and played 12 of 12 games, 0 doubled; the other was \
+         refused with exit 4 (the board in use by another referee)"
     )
 }
 
@@ -1827,4 +1976,47 @@ fn cache_default_bots() {
 #[test]
 fn cache_default_referee() {
     group(Cache::Default, "referee", referee);
+}
+
+// ---------------------------------------------------------------------------
+// The groups on SMB (`scripts/shared-drive up --smb`, smbnetfs' default
+// cache): the scenarios where a Windows share differs from sshfs for the
+// referee and the bots (a file someone holds open can be neither replaced
+// nor deleted, no O_APPEND through smbnetfs, no links). The bots' links and
+// symlinked folders are sshfs's cases: SMB makes neither.
+
+fn smb_games_and_bots(e: &Env<'_>, s: &mut Suite) {
+    games_on_b(e, s);
+    let unused = e.local.join("unused");
+    let b = Bots::on(
+        e,
+        e.drive.ws("bots"),
+        vec![fake("victim", "slow 1500"), fake("stopper", "stop-self")],
+        unused.clone(),
+        unused,
+    );
+    killed_and_stopped(&b, s);
+}
+
+fn smb_referee(e: &Env<'_>, s: &mut Suite) {
+    referees_on_a_and_b(e, s);
+    s.run(
+        "two referees started at once, on A and on B (another host there)",
+        || two_referees_at_once(e),
+    );
+}
+
+#[test]
+fn smb_cache_default_games_and_bots() {
+    group_on(
+        Client::Smb,
+        Cache::Default,
+        "games and bots",
+        smb_games_and_bots,
+    );
+}
+
+#[test]
+fn smb_cache_default_referee() {
+    group_on(Client::Smb, Cache::Default, "referee", smb_referee);
 }

@@ -5,6 +5,7 @@ mod bots;
 mod by_hand;
 mod cheats;
 mod class_drive;
+mod class_share;
 mod engines;
 mod faults;
 mod first_hour;

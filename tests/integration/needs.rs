@@ -2,7 +2,7 @@
 //! when that is missing.
 //!
 //! Owns the list of extra tools (interpreters, Chromium, the shared-drive
-//! kit, root) with the Debian package of each, and the one rule: on a
+//! kits on sshfs and on SMB, root) with the Debian package of each, and the one rule: on a
 //! machine without one, the test that needs it is skipped with ONE line on
 //! the terminal naming what is missing and the `apt-get install` that
 //! provides it; with `TOURNAMENT_TEST_NO_SKIP=1` (set by `.ci/run`, which
@@ -45,6 +45,19 @@ pub const SHARED_DRIVE: &[Need] = &[
     Need::File("/usr/sbin/sshd", "openssh-server"),
     Need::Program("ssh", "openssh-client"),
     Need::Program("flock", "util-linux"),
+];
+
+/// The same rig on SMB (`scripts/shared-drive --smb`): a private Samba on
+/// 127.0.0.1 mounted twice with smbnetfs; `unshare` gives a referee "on
+/// the other machine" a host name of its own.
+pub const SMB_DRIVE: &[Need] = &[
+    Need::Root,
+    Need::File("/dev/fuse", "fuse3"),
+    Need::Program("fusermount3", "fuse3"),
+    Need::File("/usr/sbin/smbd", "samba"),
+    Need::Program("smbpasswd", "samba-common-bin"),
+    Need::Program("smbnetfs", "smbnetfs"),
+    Need::Program("unshare", "util-linux"),
 ];
 
 /// The interpreter a shipped bot's command line starts with, if it is one

@@ -1,18 +1,23 @@
 //! The file operations of the protocol, done safely on folders the referee
 //! holds open: a bounded read that never follows a link, never blocks and
 //! takes only a regular file with one name, and an atomic replace by a file
-//! of our own + rename.
+//! of our own + rename — or, on a drive that refuses to replace a file
+//! someone holds open (a Windows share: [`crate::drive`]), a rewrite in
+//! place.
 //!
 //! Owns the platform details of those operations ([`Dir`]: a folder held by
 //! its descriptor, every name looked up relative to it, `openat`-style, with
 //! no following of links), and the per-message forms that make few system
 //! calls: [`MessageFile`] (a move file written message after message) and
 //! [`MessageReader`] (one read look after look, the files last found held
-//! open). Never writes into, truncates or follows a file it did not create
-//! itself, and never reads one it has not just found, by its name, to be a
-//! regular file with one name. Knows nothing about message content, nor about
-//! the board's lock: a writer's gate (the referee's lock check) is asked
-//! right before a message becomes visible.
+//! open). Never follows a link, never writes into or truncates a file with
+//! more than one name, and writes into a file it did not create itself only
+//! where the drive refuses to replace it (SMB, which has no links); never
+//! reads one it has not just found, by its name, to be a regular file with
+//! one name. Knows of message content only the frame's line feeds (a
+//! message written in place stays incomplete until it is whole), and
+//! nothing of the board's lock: a writer's gate (the referee's lock check)
+//! is asked right before a message becomes visible.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -22,6 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
+
+use crate::drive::{self, Drive};
+use crate::message::{Message, PAD};
 
 /// What a bounded read found.
 #[derive(Debug)]
@@ -142,6 +150,68 @@ impl Dir {
         }
         let id = identity(&rustix::fs::fstat(&self.fd)?);
         Ok(*self.id.get_or_init(|| id))
+    }
+
+    /// What the drive of this folder allows ([`crate::drive`]).
+    pub fn drive(&self) -> Drive {
+        match self.identity() {
+            Ok((dev, _)) => drive::of_device(dev, &self.path),
+            Err(_) => Drive::POSIX,
+        }
+    }
+
+    /// The drive refused to replace or delete `name` here because someone
+    /// held it open (`e`): files on it are rewritten in place from now on.
+    pub fn refused(&self, name: &str, e: &io::Error) {
+        if let Ok((dev, _)) = self.identity() {
+            drive::refused(dev, &self.path.join(name), e);
+        }
+    }
+
+    /// Rewrites `name` here in place with `content`, for a drive that
+    /// refuses to replace a file someone holds open: written over the old
+    /// content from its start, then cut to the new length; made (never
+    /// through a link) if missing. Only a regular file with one name is
+    /// written into. A reader may meanwhile see old and new bytes mixed
+    /// (the lock's OWNER keeps one length, and only its heartbeat's digits
+    /// change; move files are written by [`MessageFile`], which keeps a
+    /// message incomplete until it is whole).
+    pub fn rewrite(&self, name: &str, content: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let (file, len) = match self.open_to_write(name)? {
+            Some((file, st)) => (file, st.st_size as u64),
+            None => (self.create_new(name)?, 0),
+        };
+        file.write_all_at(content, 0)?;
+        if len > content.len() as u64 {
+            file.set_len(content.len() as u64)?;
+        }
+        Ok(())
+    }
+
+    /// The file `name` here opened for writing (never through a link, never
+    /// created, never truncated), if there is one, with its `fstat`: only a
+    /// regular file with one name. Opened to read and write: smbnetfs (a
+    /// FUSE SMB client) fails to cut a file opened write-only (`EIO`).
+    fn open_to_write(&self, name: &str) -> io::Result<Option<(File, rustix::fs::Stat)>> {
+        let fd = match rustix::fs::openat(
+            &self.fd,
+            name,
+            OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let st = rustix::fs::fstat(&fd)?;
+        if file_type(&st) != FileType::RegularFile || st.st_nlink != 1 {
+            return Err(io::Error::other(format!(
+                "{} is not a plain file (a regular file with one name): not written into",
+                self.path.join(name).display()
+            )));
+        }
+        Ok(Some((File::from(fd), st)))
     }
 
     /// The kind and identity of `name` here, without following a link.
@@ -299,6 +369,8 @@ impl Dir {
 
     /// Replaces `name` here with `content` atomically: a file of our own,
     /// renamed over the old name. Readers see the old or the new content.
+    /// On a drive that refuses to replace a file someone holds open (SMB)
+    /// it is rewritten in place instead ([`Dir::rewrite`]).
     pub fn replace(&self, name: &str, content: &[u8]) -> io::Result<()> {
         swap_in(self, self, name, content, Swap::Over)
     }
@@ -553,15 +625,24 @@ pub fn replace_message(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8]) -> 
 }
 
 fn swap_in(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8], swap: Swap) -> io::Result<()> {
+    // A file others read as a whole, on a drive that refuses to replace it
+    // while one of them holds it open: rewritten in place. (A move file's
+    // writer, [`MessageFile`], has its own way there.)
+    let whole = swap == Swap::Over;
+    if whole && !dir.drive().replaces_open_files {
+        return dir.rewrite(name, content);
+    }
     let tmp = temp_name(name);
-    let result = (|| {
-        let mut f = tmp_dir.create_new(&tmp)?;
-        f.write_all(content)?;
-        drop(f);
-        if swap == Swap::Over {
-            if let Ok(()) = tmp_dir.rename(&tmp, dir, name) {
-                return Ok(());
-            }
+    if let Err(e) = tmp_dir
+        .create_new(&tmp)
+        .and_then(|mut f| f.write_all(content))
+    {
+        let _ = tmp_dir.remove_file(&tmp);
+        return Err(e);
+    }
+    let placed = (|| {
+        if whole && tmp_dir.rename(&tmp, dir, name).is_ok() {
+            return Ok(());
         }
         match dir.remove_file(name) {
             Ok(()) => {}
@@ -570,10 +651,17 @@ fn swap_in(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8], swap: Swap) -> 
         }
         tmp_dir.rename(&tmp, dir, name)
     })();
-    if result.is_err() {
-        let _ = tmp_dir.remove_file(&tmp);
+    match placed {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = tmp_dir.remove_file(&tmp);
+            if whole && drive::is_sharing_violation(&e) {
+                dir.refused(name, &e);
+                return dir.rewrite(name, content);
+            }
+            Err(e)
+        }
     }
-    result
 }
 
 /// One move file written message after message, replaced atomically each
@@ -596,6 +684,21 @@ fn swap_in(tmp_dir: &Dir, dir: &Dir, name: &str, content: &[u8], swap: Swap) -> 
 /// message, a fresh file 40–80 µs on ext4, and on a journal-less ext4 the
 /// inodes created and deleted per message also slow every later file
 /// creation on the drive.
+///
+/// Where the drive refuses to replace or delete a file someone holds open
+/// (a Windows share, [`crate::drive`]; a bot reading its `in.txt` holds
+/// it), each message is written in place into one file, in three writes
+/// that keep the frame incomplete (fewer than four line feeds) until the
+/// message is whole: the old message's last two line feeds (and its fourth
+/// line) blanked, then the new message without its fourth line feed (cut to
+/// its length), then that line feed. The first two lines of two messages of
+/// one move file are the same, and the third (the seq) grows by at most a
+/// digit, so no read that mixes bytes of the old and the new message while
+/// one of the writes lands finds four line feeds in it — save the
+/// blanking's own, which gives the old message (its seq) back, its text
+/// perhaps blanked. (A read that began before the second write and ended
+/// after the third could, in theory; it would have to stall for the time
+/// of two writes across the network in the middle of copying 512 bytes.)
 pub struct MessageFile {
     tmp_dir: Arc<Dir>,
     dir: Arc<Dir>,
@@ -607,8 +710,24 @@ pub struct MessageFile {
     live: Option<(fs::File, (u64, u64))>,
     /// Whether this drive swaps names; cleared on the first refusal.
     swaps: bool,
+    /// Written in place: the drive refuses to replace a file someone holds
+    /// open.
+    in_place: Option<InPlace>,
     /// Refuse to write while the move file's name is a symlink.
     refuse_symlink: bool,
+}
+
+/// The move file written in place (see [`MessageFile`]).
+#[derive(Default)]
+struct InPlace {
+    /// The file under the move file's name, open to write, and its
+    /// identity; `None` until the first write, and after a failed one.
+    file: Option<(File, (u64, u64))>,
+    /// Its length as we left it.
+    len: u64,
+    /// Where the message we last wrote into it has its third and fourth
+    /// line feeds; `None` if it holds something else (blanked whole).
+    last: Option<(usize, usize)>,
 }
 
 /// The error [`MessageFile::write`] returns when the move file's name is a
@@ -644,7 +763,17 @@ impl MessageFile {
             spare: None,
             live: None,
             swaps: cfg!(target_os = "linux"),
+            in_place: None,
             refuse_symlink: false,
+        }
+    }
+
+    /// Lets go of the file held to write in place (if any), so that the
+    /// move file can be deleted: on a drive that writes in place, a file
+    /// its writer holds open cannot be.
+    pub fn release(&mut self) {
+        if let Some(ip) = &mut self.in_place {
+            ip.file = None;
         }
     }
 
@@ -661,14 +790,111 @@ impl MessageFile {
     /// last, right before the content becomes visible: an error from it
     /// (the referee's board lock, lost) stops the write.
     pub fn write(&mut self, content: &[u8], gate: &dyn Fn() -> io::Result<()>) -> io::Result<()> {
-        if self.swaps {
-            return self.write_by_swap(content, gate);
+        if self.in_place.is_none() && !self.dir.drive().replaces_open_files {
+            self.in_place = Some(InPlace::default());
         }
-        if self.refuse_symlink && self.dir.is_symlink(self.name) {
+        if self.in_place.is_some() {
+            return self.write_in_place(content, gate);
+        }
+        let written = if self.swaps {
+            self.write_by_swap(content, gate)
+        } else if self.refuse_symlink && self.dir.is_symlink(self.name) {
+            Err(io::Error::other(TargetIsSymlink))
+        } else {
+            gate().and_then(|()| replace_message(&self.tmp_dir, &self.dir, self.name, content))
+        };
+        match written {
+            // Someone (the bot, reading) holds the move file open and the
+            // drive will not replace it: in place from now on.
+            Err(e) if drive::is_sharing_violation(&e) => {
+                self.dir.refused(self.name, &e);
+                self.in_place = Some(InPlace::default());
+                self.write_in_place(content, gate)
+            }
+            other => other,
+        }
+    }
+
+    /// What the move file's name holds now (one `newfstatat`); refused
+    /// with [`TargetIsSymlink`] if it is a symlink and this writer refuses
+    /// them.
+    fn look_at_target(&self) -> io::Result<Option<rustix::fs::Stat>> {
+        let target = self.dir.stat_at(self.name).ok();
+        if self.refuse_symlink
+            && target
+                .as_ref()
+                .is_some_and(|st| file_type(st) == FileType::Symlink)
+        {
             return Err(io::Error::other(TargetIsSymlink));
         }
+        Ok(target)
+    }
+
+    /// Writes `content` in place, in the three writes described at
+    /// [`MessageFile`]; `gate` is asked before the first and the last.
+    fn write_in_place(
+        &mut self,
+        content: &[u8],
+        gate: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let target = self.look_at_target()?;
+        let ip = self.in_place.get_or_insert_with(InPlace::default);
+        // Still the very file we write, with one name? Else start over
+        // with what the name holds now.
+        if let Some((_, id)) = &ip.file {
+            if !ours_alone(&target, *id) {
+                ip.file = None;
+            }
+        }
+        if ip.file.is_none() {
+            let (file, st) = open_in_place(&self.dir, self.name)?;
+            ip.file = Some((file, identity(&st)));
+            ip.len = st.st_size as u64;
+            ip.last = None;
+        }
         gate()?;
-        replace_message(&self.tmp_dir, &self.dir, self.name, content)
+        let ends = Message::line_feeds(content);
+        let (file, _) = ip.file.as_ref().expect("just opened");
+        let written = (|| {
+            // 1. The old message incomplete: its last two line feeds and
+            // the line between them blanked (all of it, if unknown).
+            let (from, to) = match ip.last {
+                Some((third, fourth)) => (third as u64, fourth as u64 + 1),
+                None => (0, ip.len),
+            };
+            let to = to.min(ip.len);
+            if to > from {
+                file.write_all_at(&vec![PAD; (to - from) as usize], from)?;
+            }
+            // 2. The new one without its fourth line feed, cut to its length.
+            let mut body = content.to_vec();
+            if let Some(at) = ends {
+                body[at[3]] = PAD;
+            }
+            file.write_all_at(&body, 0)?;
+            if ip.len > content.len() as u64 {
+                file.set_len(content.len() as u64)?;
+            }
+            ip.len = content.len() as u64;
+            // 3. Whole: its fourth line feed, the lock asked once more.
+            if let Some(at) = ends {
+                gate()?;
+                file.write_all_at(b"\n", at[3] as u64)?;
+            }
+            Ok(())
+        })();
+        match written {
+            Ok(()) => {
+                ip.last = ends.map(|at| (at[2], at[3]));
+                Ok(())
+            }
+            Err(e) => {
+                // What the file holds now is not known: blanked whole next time.
+                ip.file = None;
+                Err(e)
+            }
+        }
     }
 
     fn write_by_swap(
@@ -682,19 +908,7 @@ impl MessageFile {
         // start over with fresh ones. One `newfstatat` of each name says
         // all of it: the name's file, its kind and how many names it has
         // (our files' identities are known since we made them).
-        let target = self.dir.stat_at(self.name).ok();
-        if self.refuse_symlink
-            && target
-                .as_ref()
-                .is_some_and(|st| file_type(st) == FileType::Symlink)
-        {
-            return Err(io::Error::other(TargetIsSymlink));
-        }
-        let ours_alone = |st: &Option<rustix::fs::Stat>, id: (u64, u64)| {
-            st.as_ref().is_some_and(|st| {
-                file_type(st) == FileType::RegularFile && identity(st) == id && st.st_nlink == 1
-            })
-        };
+        let target = self.look_at_target()?;
         if let Some((_, id)) = &self.live {
             if !ours_alone(&target, *id) {
                 self.live = None;
@@ -760,14 +974,42 @@ impl MessageFile {
     }
 }
 
+/// Whether `st` (what a name holds) is the regular file `id` of ours, with
+/// no other name.
+fn ours_alone(st: &Option<rustix::fs::Stat>, id: (u64, u64)) -> bool {
+    st.as_ref().is_some_and(|st| {
+        file_type(st) == FileType::RegularFile && identity(st) == id && st.st_nlink == 1
+    })
+}
+
+/// The move file `name` in `dir` opened to write in place, and its
+/// `fstat`: a new file of ours where the name is free, or where what holds
+/// it can be deleted; else (a drive that refuses to delete a file someone
+/// holds open: a bot is reading it) the file there, if it is a regular
+/// file with one name.
+fn open_in_place(dir: &Dir, name: &str) -> io::Result<(File, rustix::fs::Stat)> {
+    let made = match dir.create_new(name) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match dir.remove_file(name) {
+            Ok(()) => Some(dir.create_new(name)?),
+            Err(e) if drive::is_sharing_violation(&e) => None,
+            Err(e) => return Err(e),
+        },
+        Err(e) => return Err(e),
+    };
+    if let Some(f) = made {
+        let st = rustix::fs::fstat(&f)?;
+        return Ok((f, st));
+    }
+    dir.open_to_write(name)?
+        .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+}
+
 impl Drop for MessageFile {
     fn drop(&mut self) {
         // Our spare goes, if its name still holds it (and only it).
         if let Some((_, id)) = &self.spare {
-            let ours = self.tmp_dir.stat_at(&self.spare_name).is_ok_and(|st| {
-                file_type(&st) == FileType::RegularFile && identity(&st) == *id && st.st_nlink == 1
-            });
-            if ours {
+            if ours_alone(&self.tmp_dir.stat_at(&self.spare_name).ok(), *id) {
                 let _ = self.tmp_dir.remove_file(&self.spare_name);
             }
         }
@@ -945,6 +1187,152 @@ mod tests {
         assert!(TargetIsSymlink::in_io(&e), "{e}");
         assert_eq!(fs::read(&target).unwrap(), b"keep\n");
         assert!(is_symlink(&dir.join("in.txt")));
+    }
+
+    use crate::message::Decoded;
+
+    impl MessageFile {
+        /// This writer writing in place, as on a drive that refuses to
+        /// replace a file someone holds open.
+        fn in_place(mut self) -> MessageFile {
+            self.in_place = Some(InPlace::default());
+            self
+        }
+    }
+
+    /// Message `seq` of the referee to `box`, padded to the fixed length
+    /// or not.
+    fn to_box(seq: u64, text: &str, padded: bool) -> Vec<u8> {
+        let m = Message::new(crate::message::REFEREE, "box", seq, text);
+        if padded {
+            m.encode_padded(crate::message::IN_RECORD)
+        } else {
+            m.encode().into_bytes()
+        }
+    }
+
+    #[test]
+    fn a_message_written_in_place_is_incomplete_until_its_last_write() {
+        use std::cell::Cell;
+        let (_root, dir, tmp, bx) = mailbox_in_temp();
+        let path = dir.join("in.txt");
+        // An earlier referee's message is there: blanked whole first.
+        fs::write(&path, to_box(7, "END draw 2 2 normal", false)).unwrap();
+        let mut mf = MessageFile::new(tmp, bx, "in.txt", "box").in_place();
+        let messages = [
+            (8, "NEW g1 black x 8 100", false),
+            (9, "TURN black ---------------------------OX------XO--------------------------- none 100", true),
+            (10, "END draw 32 32 normal", true),
+            (11, "NEW g2 white y 8 100", false),
+        ];
+        for (seq, text, padded) in messages {
+            let bytes = to_box(seq, text, padded);
+            let gates = Cell::new(0);
+            mf.write(&bytes, &|| {
+                let now = fs::read(&path).unwrap();
+                if gates.get() == 1 {
+                    // Right before its fourth line feed: the new message,
+                    // at its length, and not complete.
+                    assert_eq!(Message::decode(&now), Decoded::Incomplete, "seq {seq}");
+                    assert_eq!(now.len(), bytes.len(), "seq {seq}");
+                }
+                gates.set(gates.get() + 1);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(
+                gates.get(),
+                2,
+                "the gate is asked before the first and last write"
+            );
+            assert_eq!(fs::read(&path).unwrap(), bytes, "seq {seq}");
+        }
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "no other file");
+    }
+
+    #[test]
+    fn no_read_that_mixes_two_states_of_an_in_place_write_is_a_third_message() {
+        // The states a move file goes through while message `new` is
+        // written over `old` in place (MessageFile's doc), and every read
+        // that takes the bytes before some offset from one state and the
+        // rest from the next (either way round): each is incomplete, or one
+        // of the two messages, or the old seq (its text perhaps blanked).
+        fn mix(a: &[u8], b: &[u8], p: usize) -> Vec<u8> {
+            (0..a.len().max(b.len()))
+                .map_while(|i| if i < p { a.get(i) } else { b.get(i) }.copied())
+                .collect()
+        }
+        let texts = [
+            "d3",
+            "TURN black ---------------------------OX------XO--------------------------- none 100",
+            "END black 33 31 normal",
+            "",
+        ];
+        for (old_seq, new_seq) in [(8, 9), (9, 10), (99, 100), (41, 42)] {
+            for old_text in texts {
+                for new_text in texts {
+                    for (old_pad, new_pad) in
+                        [(false, false), (true, true), (false, true), (true, false)]
+                    {
+                        let old = to_box(old_seq, old_text, old_pad);
+                        let new = to_box(new_seq, new_text, new_pad);
+                        let (o, n) = (
+                            Message::line_feeds(&old).unwrap(),
+                            Message::line_feeds(&new).unwrap(),
+                        );
+                        let mut blanked = old.clone();
+                        blanked[o[2]..=o[3]].fill(PAD);
+                        let mut body = new.clone();
+                        body[n[3]] = PAD;
+                        let mut over = blanked.clone();
+                        over.resize(over.len().max(body.len()), PAD);
+                        over[..body.len()].copy_from_slice(&body);
+                        let states = [old.clone(), blanked, over, body, new.clone()];
+                        for w in states.windows(2) {
+                            for p in 0..=w[0].len().max(w[1].len()) {
+                                for read in [mix(&w[0], &w[1], p), mix(&w[1], &w[0], p)] {
+                                    match Message::decode(&read) {
+                                        Decoded::Incomplete => {}
+                                        Decoded::Complete(m)
+                                            if m.seq == old_seq
+                                                || m == Message::new(
+                                                    crate::message::REFEREE,
+                                                    "box",
+                                                    new_seq,
+                                                    new_text,
+                                                ) => {}
+                                        other => panic!(
+                                            "{old_seq}->{new_seq} {old_text:?}->{new_text:?}: read \
+                                             {:?} gave {other:?}",
+                                            String::from_utf8_lossy(&read)
+                                        ),
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_rewrite_in_place_writes_over_and_cuts_only_a_plain_file() {
+        let root = tempfile::tempdir().unwrap();
+        let d = Dir::open(root.path()).unwrap();
+        let p = root.path().join("OWNER");
+        d.rewrite("OWNER", b"a longer first content\n").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"a longer first content\n");
+        d.rewrite("OWNER", b"short\n").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"short\n");
+        fs::hard_link(&p, root.path().join("linked")).unwrap();
+        assert!(d.rewrite("OWNER", b"through a link\n").is_err());
+        assert_eq!(fs::read(root.path().join("linked")).unwrap(), b"short\n");
+        let outside = root.path().join("outside");
+        fs::write(&outside, "keep\n").unwrap();
+        std::os::unix::fs::symlink(&outside, root.path().join("sym")).unwrap();
+        assert!(d.rewrite("sym", b"through a symlink\n").is_err());
+        assert_eq!(fs::read(&outside).unwrap(), b"keep\n");
     }
 
     #[test]

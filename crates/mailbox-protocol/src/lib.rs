@@ -7,7 +7,9 @@
 //! and size limit; [`text`], the words on line 4 (the referee's requests
 //! and a bot's replies), with the one encoder and the one decoder of each;
 //! [`files`], reading and replacing move files safely in a folder that may
-//! be hostile; [`doorbell`], waking a waiter when a move file may have
+//! be hostile; [`drive`], what the drive under a folder allows of those
+//! operations (a Windows share refuses to replace a file someone holds
+//! open); [`doorbell`], waking a waiter when a move file may have
 //! changed; [`pipe`], the optional pipe a bot the referee starts may take
 //! instead of the files; [`bot`], the bot's side of a mailbox. Must not take or know the
 //! board's lock, lay out a board, start processes or judge a move: those
@@ -16,6 +18,7 @@
 
 pub mod bot;
 pub mod doorbell;
+pub mod drive;
 pub mod files;
 pub mod message;
 pub mod pipe;

@@ -86,12 +86,22 @@ impl Message {
     /// How many bytes follow the fourth line feed of `bytes` (a fixed-length
     /// writer's padding); `None` if there are not four lines.
     pub fn padding_len(bytes: &[u8]) -> Option<usize> {
+        Self::line_feeds(bytes).map(|at| bytes.len() - at[3] - 1)
+    }
+
+    /// Where the four line feeds that end the frame's lines are in
+    /// `bytes` (the first four), if there are four: the completeness rule
+    /// counts them, so a writer that puts the fourth last keeps a message
+    /// incomplete until it is whole.
+    pub fn line_feeds(bytes: &[u8]) -> Option<[usize; 4]> {
+        let mut at = [0; 4];
         let mut seen = 0;
         for (i, &b) in bytes.iter().enumerate() {
             if b == b'\n' {
+                at[seen] = i;
                 seen += 1;
                 if seen == 4 {
-                    return Some(bytes.len() - i - 1);
+                    return Some(at);
                 }
             }
         }
