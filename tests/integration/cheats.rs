@@ -289,10 +289,12 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
                 "{}: the cheat should forfeit `{reason}`, the game ended `{}`",
                 r.id, r.reason
             )),
-            (Some(f), None) if !cheat.may_forfeit.contains(&r.reason.code()) => wrong.push(format!(
-                "{}: the cheat forfeited `{}` ({})",
-                r.id, r.reason, f.detail
-            )),
+            (Some(f), None) if !cheat.may_forfeit.contains(&r.reason.code()) => {
+                wrong.push(format!(
+                    "{}: the cheat forfeited `{}` ({})",
+                    r.id, r.reason, f.detail
+                ))
+            }
             _ => {}
         }
     }
