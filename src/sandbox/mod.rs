@@ -97,7 +97,16 @@ pub struct Settings {
     /// The run's own folders (the board, the results, the configuration
     /// file): never readable, even when a bot's program sits beside them.
     pub keep_out: Vec<PathBuf>,
+    /// Only the layers from before each bot was alone (a PID namespace,
+    /// Landlock on writes, `nobody` as root): for the bench, which sets
+    /// [`PREVIOUS_LAYERS_ENV`] to show what being alone costs. Never read
+    /// from tournament.toml.
+    pub previous_layers: bool,
 }
+
+/// The environment variable that gives every player
+/// [`Settings::previous_layers`] (the bench's comparison, nothing else).
+pub const PREVIOUS_LAYERS_ENV: &str = "TOURNAMENT_BENCH_PREVIOUS_SANDBOX";
 
 impl Default for Settings {
     fn default() -> Self {
@@ -111,6 +120,7 @@ impl Default for Settings {
             ids: ids::DEFAULT_IDS,
             read: Vec::new(),
             keep_out: Vec::new(),
+            previous_layers: std::env::var_os(PREVIOUS_LAYERS_ENV).is_some(),
         }
     }
 }
@@ -862,6 +872,9 @@ pub fn confine(
     argv: &[String],
 ) -> Result<(Policy, Confinement), String> {
     let protections = protections();
+    if settings.previous_layers {
+        return confine_as_before(id, settings, mailbox, seen);
+    }
     let (user, lease) = if !protections.root {
         (None, None)
     } else if settings.user.is_some() {
@@ -906,6 +919,52 @@ pub fn confine(
             user,
             group,
             _lease: lease,
+        },
+    ))
+}
+
+/// [`confine`] with the layers from before each bot was alone: a PID
+/// namespace, Landlock on writes only, `nobody` as root, no control group.
+fn confine_as_before(
+    id: &str,
+    settings: &Settings,
+    mailbox: &Path,
+    seen: &Path,
+) -> Result<(Policy, Confinement), String> {
+    let protections = protections();
+    let user = if protections.root {
+        lookup_user("nobody").ok()
+    } else {
+        None
+    };
+    let scratch = Scratch::create(id, user)
+        .map_err(|e| format!("cannot make a scratch folder for {id}: {e}"))?;
+    if let Some(u) = user {
+        hand_folder(mailbox, u);
+    }
+    let policy = Policy {
+        writable: vec![seen.to_path_buf(), scratch.path().to_path_buf()],
+        readable: vec![PathBuf::from("/")],
+        memory_mb: settings.memory_mb,
+        disk_mb: settings.disk_mb,
+        processes: user.map(|_| settings.processes),
+        user,
+        namespaces: Namespaces {
+            pid: protections.pid_namespace.is_ok(),
+            ..Namespaces::default()
+        },
+        cgroups: Vec::new(),
+        landlock: protections.landlock_abi.is_some(),
+        contain_group: protections.seccomp.is_ok(),
+        pipe: false,
+    };
+    Ok((
+        policy,
+        Confinement {
+            scratch,
+            user,
+            group: None,
+            _lease: None,
         },
     ))
 }

@@ -516,6 +516,7 @@ fn throughput_rows(
                             concurrency: s.concurrency,
                             openings: vec![],
                             sandbox: true,
+                            previous_sandbox: false,
                             pipe: true,
                         },
                         false,
@@ -712,6 +713,7 @@ fn viewer_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Stri
         concurrency: 2,
         openings: vec![],
         sandbox: true,
+        previous_sandbox: false,
         pipe: true,
     };
     for rep in 1..=plan.reps {
@@ -821,6 +823,7 @@ fn scale_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Strin
                         concurrency: 2,
                         openings: vec![opening.clone()],
                         sandbox: true,
+                        previous_sandbox: false,
                         pipe: true,
                     },
                     true,

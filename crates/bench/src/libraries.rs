@@ -435,6 +435,7 @@ fn tournament(root: &Path, bot: &Bot, games: u32, pipe: bool) -> anyhow::Result<
             concurrency: 2,
             openings: vec![],
             sandbox: true,
+            previous_sandbox: false,
             pipe,
         },
         false,

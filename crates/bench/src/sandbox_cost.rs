@@ -1,5 +1,7 @@
 //! What the bots' sandbox costs: a bot's start (spawn to READY) and a
-//! whole tournament's games/s, sandbox off beside on, in one run.
+//! whole tournament's games/s, sandbox off, with the layers from before
+//! each bot was alone (`TOURNAMENT_BENCH_PREVIOUS_SANDBOX`), and on, in
+//! one run.
 //!
 //! Owns only these rows; the sandbox itself is `tournament::sandbox`.
 
@@ -15,7 +17,37 @@ use super::{err_line, progress, sys, Place, Plan, Row, Rows, Target, Unit};
 /// Starts per run and setting for the start-up rows.
 const STARTS: usize = 10;
 
-/// The rows: start-up off, on, the difference; games/s off, on, the ratio.
+/// How the bots run in a row: no sandbox, the layers from before each bot
+/// was alone, or the sandbox as it is.
+#[derive(Clone, Copy)]
+enum Layers {
+    Off,
+    Previous,
+    On,
+}
+
+const LAYERS: [Layers; 3] = [Layers::Off, Layers::Previous, Layers::On];
+
+impl Layers {
+    fn name(self) -> &'static str {
+        match self {
+            Layers::Off => "off",
+            Layers::Previous => "previous layers",
+            Layers::On => "on",
+        }
+    }
+
+    fn settings(self) -> tournament::sandbox::Settings {
+        tournament::sandbox::Settings {
+            enabled: !matches!(self, Layers::Off),
+            previous_layers: matches!(self, Layers::Previous),
+            ..Default::default()
+        }
+    }
+}
+
+/// The rows: start-up off, with the previous layers, on, and the
+/// differences; games/s the same three ways, and the ratios.
 pub(super) fn rows(
     plan: &Plan,
     place: &Place,
@@ -24,9 +56,9 @@ pub(super) fn rows(
     rows: &mut Rows,
 ) {
     let label = &place.label;
-    let start = [false, true].map(|on| {
+    let start = LAYERS.map(|l| {
         rows.add(Row::new(
-            format!("python bot start → READY, sandbox {} ({label})", onoff(on)),
+            format!("python bot start → READY, sandbox {} ({label})", l.name()),
             Unit::Millis,
         ))
     });
@@ -37,9 +69,16 @@ pub(super) fn rows(
         )
         .target(Target::AtMost(5.0)),
     );
-    let rate = [false, true].map(|on| {
+    let alone_cost = rows.add(
+        Row::new(
+            format!("each bot alone: start cost, on − previous layers ({label})"),
+            Unit::Millis,
+        )
+        .target(Target::AtMost(5.0)),
+    );
+    let rate = LAYERS.map(|l| {
         rows.add(Row::new(
-            format!("python bot c=2, sandbox {} ({label})", onoff(on)),
+            format!("python bot c=2, sandbox {} ({label})", l.name()),
             Unit::Rate("games/s"),
         ))
     });
@@ -50,7 +89,17 @@ pub(super) fn rows(
         )
         .target(Target::AtLeast(0.95)),
     );
-    let all = [start[0], start[1], start_cost, rate[0], rate[1], ratio];
+    let alone_ratio = rows.add(
+        Row::new(
+            format!("each bot alone: games/s on ÷ previous layers ({label})"),
+            Unit::Ratio,
+        )
+        .target(Target::AtLeast(0.95)),
+    );
+    let mut all = start.to_vec();
+    all.extend([start_cost, alone_cost]);
+    all.extend(rate);
+    all.extend([ratio, alone_ratio]);
     let python = match python {
         Ok(p) => p,
         Err(why) => return rows.fail(&all, why),
@@ -61,19 +110,18 @@ pub(super) fn rows(
     ]);
     for rep in 1..=plan.reps {
         progress(&format!(
-            "sandbox cost, run {rep}/{}: {STARTS} starts and {} games each way",
+            "sandbox cost, run {rep}/{}: {STARTS} starts and {} games each of 3 ways",
             plan.reps, plan.python_games
         ));
-        let mut ms = [f64::NAN; 2];
-        let mut gps = [f64::NAN; 2];
-        for on in [false, true] {
-            let i = usize::from(on);
-            match median_start(&place.dir, python, scripts, on) {
+        let mut ms = [f64::NAN; 3];
+        let mut gps = [f64::NAN; 3];
+        for (i, layers) in LAYERS.into_iter().enumerate() {
+            match median_start(&place.dir, python, scripts, layers) {
                 Ok(v) => {
                     ms[i] = v;
                     rows.push(start[i], v);
                 }
-                Err(e) => rows.fail(&[start[i], start_cost], &err_line(&e)),
+                Err(e) => rows.fail(&[start[i], start_cost, alone_cost], &err_line(&e)),
             }
             let run = sys::Scratch::new(&place.dir, "sandbox")
                 .map_err(anyhow::Error::from)
@@ -85,7 +133,8 @@ pub(super) fn rows(
                             games_per_pairing: plan.python_games,
                             concurrency: 2,
                             openings: vec![],
-                            sandbox: on,
+                            sandbox: !matches!(layers, Layers::Off),
+                            previous_sandbox: matches!(layers, Layers::Previous),
                             pipe: true,
                         },
                         false,
@@ -96,24 +145,18 @@ pub(super) fn rows(
                     gps[i] = o.games_per_second();
                     rows.push(rate[i], gps[i]);
                 }
-                Err(e) => rows.fail(&[rate[i], ratio], &err_line(&e)),
+                Err(e) => rows.fail(&[rate[i], ratio, alone_ratio], &err_line(&e)),
             }
         }
-        rows.push(start_cost, ms[1] - ms[0]);
-        rows.push(ratio, gps[1] / gps[0]);
-    }
-}
-
-fn onoff(on: bool) -> &'static str {
-    if on {
-        "on"
-    } else {
-        "off"
+        rows.push(start_cost, ms[2] - ms[0]);
+        rows.push(alone_cost, ms[2] - ms[1]);
+        rows.push(ratio, gps[2] / gps[0]);
+        rows.push(alone_ratio, gps[2] / gps[1]);
     }
 }
 
 /// The median time from spawning the bot to its READY, over [`STARTS`].
-fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow::Result<f64> {
+fn median_start(root: &Path, python: &Path, scripts: &Path, layers: Layers) -> anyhow::Result<f64> {
     let scratch = sys::Scratch::new(root, "start")?;
     let spec = Arc::new(PlayerSpec {
         name: "starter".into(),
@@ -125,10 +168,7 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, on: bool) -> anyhow:
         base_dir: scratch.path().to_path_buf(),
         seed: 1,
         board_as: None,
-        sandbox: tournament::sandbox::Settings {
-            enabled: on,
-            ..Default::default()
-        },
+        sandbox: layers.settings(),
         protocol: Default::default(),
         engine: Default::default(),
         pipe: true,

@@ -29,6 +29,9 @@ pub struct Setup<'a> {
     pub openings: Vec<String>,
     /// Spawned bots run sandboxed (the default of tournament.toml).
     pub sandbox: bool,
+    /// ... with only the layers from before each bot was alone
+    /// (`tournament::sandbox::PREVIOUS_LAYERS_ENV`).
+    pub previous_sandbox: bool,
     /// Spawned bots are offered the pipe (the default of tournament.toml);
     /// without, they talk through the files only.
     pub pipe: bool,
@@ -115,7 +118,13 @@ pub fn run_with(
     let log = dir.join("run.log");
     let out = std::fs::File::create(&log)?;
     let clock = Instant::now();
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    if setup.previous_sandbox {
+        command.env(tournament::sandbox::PREVIOUS_LAYERS_ENV, "1");
+    } else {
+        command.env_remove(tournament::sandbox::PREVIOUS_LAYERS_ENV);
+    }
+    let mut child = command
         .args(["-q", "run", "--config"])
         .arg(&config)
         .args(extra)
@@ -202,6 +211,7 @@ mod tests {
             concurrency: 1,
             openings: vec![],
             sandbox: true,
+            previous_sandbox: false,
             pipe: true,
         });
         assert!(
