@@ -28,6 +28,10 @@ use fs2::FileExt;
 use mailbox_protocol::drive;
 use mailbox_protocol::files::{cannot_exchange, Dir, ReadOutcome};
 
+mod judge;
+
+use judge::{Judge, Look, Step};
+
 /// The lock folder inside the board.
 pub const LOCK_DIR: &str = "REFEREE";
 /// The owner record inside the lock folder.
@@ -570,8 +574,11 @@ impl BoardLock {
             command: opts.command.clone(),
             stale_ms: opts.stale.as_millis().try_into().unwrap_or(u64::MAX),
         };
-        let (took_over_live, took_over_from, lock_dir) =
-            acquire_folder(&board, &mut record, opts, flock.is_some())?;
+        let AcquiredFolder {
+            took_over_live,
+            took_over_from,
+            folder: lock_dir,
+        } = acquire_folder(&board, &mut record, opts, flock.is_some())?;
         let own = OwnDir {
             board: board_dir,
             lock: lock_dir,
@@ -787,18 +794,22 @@ fn heartbeat_loop(
     }
 }
 
-/// How long a lock folder without a valid owner record (damaged, or made
-/// by hand) is left to a live referee to repair before it is taken over:
-/// a live holder puts its record back within two heartbeats.
-const DAMAGED_WAIT: Duration = Duration::from_secs(7);
+/// What [`acquire_folder`] got: the lock folder it holds, open (the one it
+/// found its token in), and whom it took the board from.
+pub struct AcquiredFolder {
+    /// It took the board over from a holder whose process may still run
+    /// (on another machine, or stopped): that holder's bots may still be
+    /// answering in its mailboxes.
+    pub took_over_live: bool,
+    /// The last holder it took the board over from.
+    pub took_over_from: Option<OwnerRecord>,
+    pub folder: Dir,
+}
 
-/// The cross-machine part of acquiring: create-and-rename, read back, judge
-/// staleness, break by rename-aside. `flock_held` says the same-machine
-/// lock is ours, so a same-host owner whose pid is gone is dead for sure.
-/// Returns whether it took the board over from a holder whose process may
-/// still run (on another machine, or stopped): that holder's bots may still
-/// be answering in its mailboxes; the last holder it took over from; and
-/// the lock folder it holds, open (the one it found its token in).
+/// The cross-machine part of acquiring: create-and-rename, read back, and
+/// do what the [`Judge`] decides from what was read (wait, stop, break by
+/// rename-aside). `flock_held` says the same-machine lock is ours, so a
+/// same-host owner whose pid is gone is dead for sure.
 ///
 /// A break that found the lock changed gives `record` a new token: the
 /// folder it swapped in may have been left on the board by another
@@ -808,19 +819,15 @@ pub fn acquire_folder(
     record: &mut OwnerRecord,
     opts: &LockOptions,
     flock_held: bool,
-) -> Result<(bool, Option<OwnerRecord>, Dir), LockError> {
+) -> Result<AcquiredFolder, LockError> {
     let io_err = |e| LockError::Io(board.to_path_buf(), e);
     let board_dir = Dir::open(board).map_err(io_err)?;
     let lock_dir = board.join(LOCK_DIR);
     let look_every = (opts.stale / 20).clamp(Duration::from_millis(5), Duration::from_millis(250));
-    // What we last saw in OWNER, since when (our clock), and whether we have
-    // seen it change at all.
-    let mut seen: Option<(String, Instant)> = None;
-    let mut changed_once = false;
+    let mut judge = Judge::new(opts.stale);
     let mut empty_tries = 0;
     let mut took_over_live = false;
     let mut took_over_from = None;
-    let mut told = false;
     loop {
         let tmp_name = format!("{LOCK_DIR}.tmp-{}", record.token);
         let dead_name = format!("{LOCK_DIR}.dead-{}", record.token);
@@ -854,76 +861,60 @@ pub fn acquire_folder(
             Err(e) => return Err(io_err(e)),
         };
         let owner = OwnerRecord::parse(&text);
-        if let (Some(o), Some(folder)) = (&owner, folder) {
-            if o.token == record.token {
-                return Ok((took_over_live, took_over_from, folder));
-            }
-        }
-        let now = Instant::now();
-        let dead_here = owner.as_ref().is_some_and(|o| {
-            flock_held && o.host == record.host && o.pid != record.pid && !holder_alive(o)
-        });
         let known_stale = owner.as_ref().is_some_and(|o| {
             opts.stale_holders
                 .iter()
                 .any(|h| h.host == o.host && h.pid == o.pid && h.started == o.started)
         });
-        let dead_here = dead_here || known_stale;
-        let damaged = owner.is_none() && !text.is_empty();
-        let stale = match &owner {
-            _ if damaged => opts.stale.min(DAMAGED_WAIT),
-            Some(o) => o.stale_period(opts.stale),
-            None => opts.stale,
+        let dead_here = owner.as_ref().is_some_and(|o| {
+            flock_held && o.host == record.host && o.pid != record.pid && !holder_alive(o)
+        });
+        let look = Look {
+            text: &text,
+            owner: owner.as_ref(),
+            ours: owner.as_ref().is_some_and(|o| o.token == record.token) && folder.is_some(),
+            holder_dead: dead_here || known_stale,
         };
-        match &seen {
-            Some((prev, _)) if *prev == text => {}
-            Some(_) => {
-                changed_once = true;
-                seen = Some((text.clone(), now));
+        let now = Instant::now();
+        let unchanged_for = match judge.step(&look, now) {
+            Step::Acquired => {
+                return Ok(AcquiredFolder {
+                    took_over_live,
+                    took_over_from,
+                    folder: folder.expect("a look that is ours holds its folder"),
+                })
             }
-            None => seen = Some((text.clone(), now)),
-        }
-        let since = seen.as_ref().map_or(now, |s| s.1);
-        if changed_once && !text.is_empty() {
-            return Err(LockError::Held {
-                board: board.to_path_buf(),
-                owner: owner.map(Box::new),
-                heartbeat_age: now - since,
+            Step::Busy {
+                heartbeat_age,
                 stale,
-            });
-        }
-        if !told && !text.is_empty() && !dead_here {
-            told = true;
-            match &owner {
-                Some(o) => tracing::warn!(
-                    "{} is locked by {o}, heartbeat #{}. Waiting for that referee: if its \
-                     heartbeat moves, this one stops (the board is in use); if not, this one \
-                     takes the board over at {} (in {:.1} s: {})",
-                    board.display(),
-                    o.heartbeat,
-                    humantime::format_rfc3339_seconds(SystemTime::now() + stale),
-                    stale.as_secs_f64(),
-                    if o.stale_ms > 0 {
-                        "the holder's stale-lock-ms"
-                    } else {
-                        "the holder recorded no stale-lock-ms; this referee's"
-                    }
-                ),
-                None => tracing::warn!(
-                    "the board's lock {} holds no valid owner record ({}): damaged (a bot?) or \
-                     made by hand; taking it over in {:.0} s unless a referee repairs it",
-                    lock_dir.display(),
-                    shorten(&text),
-                    stale.as_secs_f64()
-                ),
+            } => {
+                return Err(LockError::Held {
+                    board: board.to_path_buf(),
+                    owner: owner.map(Box::new),
+                    heartbeat_age,
+                    stale,
+                })
             }
-        }
-        if !dead_here && now - since < stale {
-            if empty_tries == 0 {
-                std::thread::sleep(look_every);
+            Step::Wait { announce, stale } => {
+                if announce {
+                    tell_waiting(board, &lock_dir, owner.as_ref(), &text, stale);
+                }
+                if empty_tries == 0 {
+                    std::thread::sleep(look_every);
+                }
+                continue;
             }
-            continue;
-        }
+            Step::Break {
+                announce,
+                unchanged_for,
+            } => {
+                if announce {
+                    let stale = judge.stale_period(&look);
+                    tell_waiting(board, &lock_dir, owner.as_ref(), &text, stale);
+                }
+                unchanged_for
+            }
+        };
         // Stale. Look once more right before acting: another breaker may
         // have taken it over a moment ago.
         let again = read_owner_text(board).unwrap_or_else(|e| {
@@ -934,7 +925,7 @@ pub fn acquire_folder(
             }
         });
         if again != text {
-            seen = None;
+            judge.forget_seen();
             std::thread::sleep(look_every);
             continue;
         }
@@ -950,8 +941,7 @@ pub fn acquire_folder(
                 // holder's folder off it): found there later, that folder
                 // must not read as ours.
                 record.token = new_token();
-                seen = None;
-                changed_once = false;
+                judge.changed_under_us();
                 std::thread::sleep(look_every);
                 continue;
             }
@@ -962,7 +952,7 @@ pub fn acquire_folder(
                 tracing::warn!(
                     "took over the board from a stale lock: {o}, heartbeat #{} unchanged for {:.1} s{}",
                     o.heartbeat,
-                    (now - since).as_secs_f64(),
+                    unchanged_for.as_secs_f64(),
                     if known_stale {
                         " (the same referee whose other lock just went stale)"
                     } else if dead_here {
@@ -975,9 +965,41 @@ pub fn acquire_folder(
             None => tracing::warn!("took over a lock folder without a valid owner record"),
         }
         took_over_from = owner.clone();
-        seen = None;
-        changed_once = false;
-        told = false;
+        judge.broke();
+    }
+}
+
+/// Tells the user, once, who holds the board and when this referee takes
+/// it over (`stale` from now) unless that holder's heartbeat moves.
+fn tell_waiting(
+    board: &Path,
+    lock_dir: &Path,
+    owner: Option<&OwnerRecord>,
+    text: &str,
+    stale: Duration,
+) {
+    match owner {
+        Some(o) => tracing::warn!(
+            "{} is locked by {o}, heartbeat #{}. Waiting for that referee: if its \
+             heartbeat moves, this one stops (the board is in use); if not, this one \
+             takes the board over at {} (in {:.1} s: {})",
+            board.display(),
+            o.heartbeat,
+            humantime::format_rfc3339_seconds(SystemTime::now() + stale),
+            stale.as_secs_f64(),
+            if o.stale_ms > 0 {
+                "the holder's stale-lock-ms"
+            } else {
+                "the holder recorded no stale-lock-ms; this referee's"
+            }
+        ),
+        None => tracing::warn!(
+            "the board's lock {} holds no valid owner record ({}): damaged (a bot?) or \
+             made by hand; taking it over in {:.0} s unless a referee repairs it",
+            lock_dir.display(),
+            shorten(text),
+            stale.as_secs_f64()
+        ),
     }
 }
 
@@ -1092,6 +1114,7 @@ fn release_folder(board: &Path, token: &str, own: Option<&OwnDir>) {
 
 #[cfg(test)]
 mod tests {
+    use super::judge::DAMAGED_WAIT;
     use super::*;
 
     fn opts(stale_ms: u64) -> LockOptions {

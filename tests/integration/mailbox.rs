@@ -423,10 +423,12 @@ fn a_slow_byte_by_byte_writer_is_read_only_when_complete() {
             }
         })
     };
+    // Looks made while the writer was still writing (a loaded machine
+    // stretches the reader's sleeps, so only these count).
     let mut looks = 0;
     let answer = loop {
-        looks += 1;
         let done = writer.is_finished();
+        looks += usize::from(!done);
         match mb.poll_answer(5).unwrap() {
             Ok(text) => break text,
             Err(Pending::Stale(seq)) => assert_eq!(seq, 4, "only the old answer"),
@@ -443,8 +445,8 @@ fn a_slow_byte_by_byte_writer_is_read_only_when_complete() {
     );
     assert_eq!(answer, "d3");
     assert!(
-        looks > 20,
-        "the reader looked while the writer wrote ({looks} looks)"
+        looks >= 3,
+        "the reader looked only {looks} times while the writer wrote"
     );
     // An old seq is never the new answer.
     mb.send(&WriteAccess::unshared(mb.board()), 6, "TURN black x d3 100")
