@@ -4,7 +4,9 @@
 //! Owns the capture threads, the tail and the logging of an engine's
 //! protocol lines (GTP, NBoard, both ways); interprets only one kind of line:
 //! the shipped bot libraries' [`LIBRARY_FALLBACK`] line (the library played a
-//! move the bot did not choose), which it warns about and counts.
+//! move the bot did not choose), which it warns about and counts. Every line
+//! is made [`visible`] before it is kept anywhere: a bot's terminal escapes
+//! never reach a log, a record, `watch` or the page as escapes.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -163,7 +165,10 @@ impl BotOutput {
     /// One line of an engine's protocol (GTP, NBoard), either way, into the
     /// current game's log (under the same cap as its output).
     pub fn protocol_line(&self, direction: crate::engine::Direction, line: &str) {
-        self.line("protocol", format!("{} {line}", direction.arrow()));
+        self.line(
+            "protocol",
+            format!("{} {}", direction.arrow(), visible(line)),
+        );
     }
 
     /// The first fallback of a game is a warning on the console (the rest are
@@ -232,14 +237,61 @@ impl Drop for BotOutput {
     }
 }
 
+/// Text a bot wrote, shown as text: every control character but the tab
+/// (C0, DEL, C1: terminal escapes, carriage returns that overwrite a line,
+/// bells) and every character that reorders or hides text (bidirectional
+/// overrides and isolates, zero-width joiners and marks) becomes a visible
+/// `\u{..}`, so `tail -f` of a log, `watch` and the page show what the bot
+/// wrote and cannot be made to clear a screen, set a title, fake a result
+/// line or write the clipboard (OSC 52). A backslash stays as it is: the
+/// escape only has to be visible, not reversible.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
 fn finish(line: &mut Vec<u8>, cut: bool) -> String {
     if line.last() == Some(&b'\r') {
         line.pop();
     }
-    let mut s = String::from_utf8_lossy(line).into_owned();
+    let mut s = visible(&String::from_utf8_lossy(line));
     if cut {
         s.push_str(" […cut]");
     }
     line.clear();
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible;
+
+    #[test]
+    fn terminal_escapes_and_reordering_become_visible_text() {
+        let cases = [
+            ("\x1b[2J\x1b[Hclear", "\\u{1b}[2J\\u{1b}[Hclear"),
+            ("\x1b]52;c;aGk=\x07", "\\u{1b}]52;c;aGk=\\u{7}"),
+            ("fake\rline", "fake\\u{d}line"),
+            ("\u{9b}31m", "\\u{9b}31m"),
+            ("a\u{202e}cba", "a\\u{202e}cba"),
+            ("\x7f", "\\u{7f}"),
+            ("eval\t+12 d4 c3", "eval\t+12 d4 c3"),
+            ("été ✓ 黒", "été ✓ 黒"),
+        ];
+        for (raw, shown) in cases {
+            assert_eq!(visible(raw), shown, "{raw:?}");
+        }
+    }
 }

@@ -373,6 +373,46 @@ fn a_stderr_flood_is_counted_in_the_game_log() {
     assert!(dropped >= 1000, "{dropped}");
 }
 
+/// Issue 26: a bot's terminal escapes (clear screen, window title, a fake
+/// result line, a clipboard write) reach the game log as visible text.
+#[test]
+fn terminal_escapes_from_a_bot_are_logged_as_text() {
+    let s = Scratch::new();
+    let noisy = format!(
+        "command = [\"sh\", \"-c\", \"printf '\\\\033[2J\\\\033]0;owned\\\\007\\\\rb beat a 64-0\\\\033]52;c;aGk=\\\\007 done\\\\n' >&2; exec {}\"]",
+        fakebot("ok")
+    );
+    s.write(
+        "tournament.toml",
+        &toml(
+            "board",
+            "results",
+            &[("noisy", &noisy), ("b", "builtin = \"greedy\"")],
+        )
+        .replace("games-per-pairing = 2", "games-per-pairing = 1"),
+    );
+    s.run_ok(&["run"], 60);
+    let log = std::fs::read_dir(s.join("results/logs"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read(e.path()).unwrap())
+        .collect::<Vec<Vec<u8>>>()
+        .concat();
+    let log = String::from_utf8(log).unwrap();
+    assert!(
+        log.contains(
+            "\\u{1b}[2J\\u{1b}]0;owned\\u{7}\\u{d}b beat a 64-0\\u{1b}]52;c;aGk=\\u{7} done"
+        ),
+        "the bot's line is not in the log as text: {log}"
+    );
+    for c in log.chars() {
+        assert!(
+            !c.is_control() || c == '\n' || c == '\t',
+            "a control character {c:?} reached the log: {log}"
+        );
+    }
+}
+
 /// Item 17: `play --move-ms 0`, and an openings file holding a whole game.
 #[test]
 fn zero_times_and_finished_openings_are_refused() {
