@@ -265,6 +265,13 @@ impl Seat for MailboxSeat<'_> {
     fn prepare(&mut self, span: tracing::Span) -> Result<bool, PrepareError> {
         self.inst.prepare(span).map_err(|e| match e {
             StartError::MachineExhausted(why) => GameError::MachineExhausted(why).into(),
+            StartError::Mailbox { error, .. } if LockLost::in_io(&error).is_some() => {
+                GameError::LockLost(LockLost::in_io(&error).expect("just seen").clone()).into()
+            }
+            // Its mailbox could not be emptied while the board is still
+            // ours: what is in it is the player's (its last process could
+            // write there, a folder in the place of out.txt), so the
+            // player forfeits rather than let one bot stop every game.
             e => PrepareError::StartFailed(e.to_string()),
         })
     }
