@@ -261,6 +261,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         decided: Some(&decided),
     };
     let openings = schedule::openings(&config);
+    announce_openings(&config, &openings);
     let mut left = 0;
     let mut outcome = Ok(());
     let batches = if swiss { config.rounds } else { 1 };
@@ -359,4 +360,26 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         return Ok(exit::INTERRUPTED);
     }
     Ok(exit::OK)
+}
+
+/// Says how many distinct openings the games start from (a statistic over
+/// games that repeat one position counts the same game twice).
+fn announce_openings(config: &Config, openings: &[String]) {
+    let distinct = openings.iter().collect::<HashSet<_>>().len();
+    let source = match &config.openings {
+        crate::config::OpeningSource::Random { plies: 0, .. } => {
+            "the initial position: no [openings]".to_string()
+        }
+        crate::config::OpeningSource::Random { plies, seed } => {
+            format!("{plies} random plies, seed {seed}")
+        }
+        crate::config::OpeningSource::File { path, .. } => path.display().to_string(),
+    };
+    let repeats = match config.sprt.and_then(|t| t.repeated_openings) {
+        Some(r) => format!("; {}", r.caveat()),
+        None => String::new(),
+    };
+    tracing::info!(
+        "openings: {distinct} distinct ({source}), each played by both colours{repeats}"
+    );
 }

@@ -105,6 +105,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     let openings = openings::openings(&src, &raw.openings, &dir, size)?;
     let rounds = tournament::event_shape(&src, t, &raw.sprt, players.len())?;
     let players = sandbox::shared_settings(&src, &raw.sandbox, players, &run)?;
+    let games_per_pairing = *t.games_per_pairing.get_ref();
+    let sprt = openings::sprt_openings(
+        &src,
+        &raw.sprt,
+        tournament::sprt(&raw.sprt),
+        &openings,
+        size,
+        games_per_pairing,
+    )?;
     Ok(Config {
         path: path.to_path_buf(),
         board,
@@ -113,7 +122,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         name: t.name.clone(),
         format: t.format,
         gauntlet_player,
-        games_per_pairing: *t.games_per_pairing.get_ref(),
+        games_per_pairing,
         concurrency: *t.concurrency.get_ref(),
         size,
         stale_lock_ms,
@@ -121,7 +130,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         rules: time::rules(&raw.rules),
         openings,
         players,
-        sprt: tournament::sprt(&raw.sprt),
+        sprt,
         rounds,
         dir,
     })
@@ -377,5 +386,58 @@ mod tests {
         assert_eq!(e.key, "tournament.gauntlet-player");
         assert_eq!(e.line, 4);
         assert!(e.message.contains("unknown player `zed`"), "{e}");
+    }
+
+    /// An SPRT with `games-per-pairing = gpp`, `openings` (a table's
+    /// body or nothing) and `extra` lines in `[sprt]`.
+    fn sprt_file(gpp: u32, openings: &str, extra: &str) -> String {
+        format!(
+            "[tournament]\nname = \"t\"\ngames-per-pairing = {gpp}\n{openings}\n\
+             [sprt]\nelo0 = 0\nelo1 = 5\n{extra}\n\
+             [[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n\
+             [[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n"
+        )
+    }
+
+    #[test]
+    fn an_sprt_whose_pairs_would_repeat_an_opening_is_refused_at_its_table() {
+        // No openings: every pair from the initial position.
+        let e = err(&sprt_file(10, "", ""));
+        assert_eq!((e.line, e.key.as_str()), (5, "sprt"), "{e}");
+        assert!(e.message.contains("initial position"), "{e}");
+        assert!(e.message.contains("repeat-openings = true"), "{e}");
+        // 4 plies on 8x8: 244 sequences (perft 4, published), 300 pairs.
+        let e = err(&sprt_file(600, "[openings]\nrandom-plies = 4\n", ""));
+        assert!(e.message.contains("only 244 distinct"), "{e}");
+        // Enough of them.
+        let c = parse(
+            Path::new("t.toml"),
+            &sprt_file(488, "[openings]\nrandom-plies = 4\n", ""),
+        )
+        .unwrap();
+        assert_eq!(c.sprt.unwrap().repeated_openings, None);
+    }
+
+    #[test]
+    fn repeat_openings_lets_an_sprt_repeat_them_and_its_verdicts_say_so() {
+        let c = parse(
+            Path::new("t.toml"),
+            &sprt_file(
+                20,
+                "[openings]\nrandom-plies = 1\n",
+                "repeat-openings = true",
+            ),
+        )
+        .unwrap();
+        let r = c.sprt.unwrap().repeated_openings.unwrap();
+        assert_eq!((r.distinct, r.pairs), (4, 10));
+        let status = crate::rating::SprtStatus::new(c.sprt.unwrap(), &[0; 5]);
+        assert!(
+            status
+                .progress_note()
+                .ends_with("openings repeat: 4 distinct for 10 pairs (repeat-openings = true)"),
+            "{}",
+            status.progress_note()
+        );
     }
 }

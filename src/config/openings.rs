@@ -8,10 +8,13 @@
 
 use std::path::Path;
 
-use crate::game::{replay_transcript, Position};
+use toml::Spanned;
+
+use crate::game::{replay_transcript, squares, Move, Position};
+use crate::rating::sprt::{RepeatedOpenings, Sprt};
 
 use super::error::Source;
-use super::raw::RawOpenings;
+use super::raw::{RawOpenings, RawSprt};
 use super::{read, ConfigError, OpeningSource};
 
 /// Where the openings come from; `dir` locates the file.
@@ -83,6 +86,93 @@ pub(super) fn openings(
             seed: raw.seed,
         },
     })
+}
+
+/// An SPRT's pairs must each start from an opening of their own (a pair
+/// that repeats another's is not a new sample): the test is refused, at
+/// its `[sprt]` table, when the openings cannot give one per pair, unless
+/// `repeat-openings = true`, and then every verdict says so.
+pub(super) fn sprt_openings(
+    src: &Source<'_>,
+    raw: &Option<Spanned<RawSprt>>,
+    test: Option<Sprt>,
+    openings: &OpeningSource,
+    size: u8,
+    games_per_pairing: u32,
+) -> Result<Option<Sprt>, ConfigError> {
+    let (Some(raw), Some(mut test)) = (raw, test) else {
+        return Ok(None);
+    };
+    let pairs = u64::from(games_per_pairing.div_ceil(2));
+    let distinct = distinct_openings(openings, size, pairs);
+    if distinct >= pairs {
+        return Ok(Some(test));
+    }
+    if !raw.get_ref().repeat_openings {
+        let source = match openings {
+            OpeningSource::Random { plies: 0, .. } => {
+                "no openings: every pair starts from the initial position".to_string()
+            }
+            OpeningSource::Random { plies, .. } => {
+                format!("`random-plies = {plies}` gives only {distinct} distinct openings")
+            }
+            OpeningSource::File { path, .. } => {
+                format!("{} holds only {distinct} distinct openings", path.display())
+            }
+        };
+        return Err(src.error_at(
+            raw.span(),
+            Some("sprt"),
+            format!(
+                "an SPRT of up to {pairs} pairs (games-per-pairing = {games_per_pairing}) needs an \
+                 opening per pair, and {source}; give more `random-plies` in [openings] or an \
+                 openings file of at least {pairs} lines, lower games-per-pairing, or set \
+                 `repeat-openings = true` in [sprt] to accept repeats (every verdict then says so)"
+            ),
+        ));
+    }
+    test.repeated_openings = Some(RepeatedOpenings { distinct, pairs });
+    Ok(Some(test))
+}
+
+/// How many distinct openings `openings` can give, counted up to `enough`:
+/// a file's distinct lines, or the move sequences of `plies` plays that
+/// leave a game to play (what [`crate::schedule::random_openings`] draws
+/// from; passes are not written).
+pub fn distinct_openings(openings: &OpeningSource, size: u8, enough: u64) -> u64 {
+    match openings {
+        OpeningSource::File { lines, .. } => {
+            let set: std::collections::HashSet<&str> = lines.iter().map(|l| l.as_str()).collect();
+            set.len() as u64
+        }
+        OpeningSource::Random { plies: 0, .. } => 1,
+        OpeningSource::Random { plies, .. } => {
+            sequences(&Position::start(size), *plies, enough.max(1))
+        }
+    }
+}
+
+/// Sequences of `plies` plays from `pos` ending in a game not over,
+/// counted up to `enough` (the search stops there).
+fn sequences(pos: &Position, plies: u32, enough: u64) -> u64 {
+    if pos.is_over() {
+        return 0;
+    }
+    if plies == 0 {
+        return 1;
+    }
+    if pos.must_pass() {
+        return sequences(&pos.pass_unchecked(), plies, enough);
+    }
+    let mut count = 0;
+    for sq in squares(pos.legal_moves()) {
+        let next = pos.play(Move::Play(sq)).expect("legal").0;
+        count += sequences(&next, plies - 1, enough - count);
+        if count >= enough {
+            break;
+        }
+    }
+    count
 }
 
 /// Checks an opening: it replays legally on `size` and leaves a game to

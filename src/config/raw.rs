@@ -56,6 +56,9 @@ pub(super) struct RawSprt {
     pub(super) beta: Spanned<f64>,
     #[serde(default = "normalized")]
     pub(super) model: Model,
+    /// Lets the pairs of the test repeat openings (every verdict says so).
+    #[serde(default)]
+    pub(super) repeat_openings: bool,
 }
 
 fn normalized() -> Model {

@@ -193,6 +193,7 @@ pub(super) fn sprt(raw: &Option<Spanned<RawSprt>>) -> Option<Sprt> {
             alpha: *r.alpha.get_ref(),
             beta: *r.beta.get_ref(),
             model: r.model,
+            repeated_openings: None,
         }
     })
 }

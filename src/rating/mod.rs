@@ -93,14 +93,18 @@ impl SprtStatus {
     /// live page show it: `LLR 1.23 (-2.94, 2.94) [0, 50]`.
     pub fn progress_note(&self) -> String {
         let t = &self.test;
-        format!(
+        let mut note = format!(
             "LLR {:.2} ({:.2}, {:.2}) [{}, {}]",
             self.llr,
             t.lower(),
             t.upper(),
             t.elo0,
             t.elo1
-        )
+        );
+        if let Some(r) = &t.repeated_openings {
+            note.push_str(&format!(" · {}", r.caveat()));
+        }
+        note
     }
 }
 

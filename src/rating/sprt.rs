@@ -65,6 +65,30 @@ pub struct Sprt {
     /// Probability of accepting H0 when H1 holds.
     pub beta: f64,
     pub model: Model,
+    /// Set when the pairs repeat openings (allowed only by the
+    /// tournament file's `repeat-openings = true`): every verdict says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeated_openings: Option<RepeatedOpenings>,
+}
+
+/// An SPRT whose pairs do not each start from their own opening: its
+/// pairs are not independent samples, and its verdict says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RepeatedOpenings {
+    /// Distinct openings the tournament has.
+    pub distinct: u64,
+    /// Game pairs the test may play.
+    pub pairs: u64,
+}
+
+impl RepeatedOpenings {
+    /// The caveat every verdict carries.
+    pub fn caveat(&self) -> String {
+        format!(
+            "openings repeat: {} distinct for {} pairs (repeat-openings = true)",
+            self.distinct, self.pairs
+        )
+    }
 }
 
 impl Sprt {
@@ -269,6 +293,7 @@ mod tests {
             alpha: 0.05,
             beta: 0.05,
             model: Model::Normalized,
+            repeated_openings: None,
         };
         close(t.lower(), -2.94);
         close(t.upper(), 2.94);
@@ -289,6 +314,7 @@ mod tests {
                 alpha: 0.05,
                 beta: 0.05,
                 model,
+                repeated_openings: None,
             };
             assert!(t.llr(&strong) > 0.0, "{model:?}");
             assert!(t.llr(&weak) < 0.0, "{model:?}");

@@ -707,6 +707,7 @@ mod tests {
             alpha: 0.05,
             beta: 0.05,
             model: crate::rating::sprt::Model::Normalized,
+            repeated_openings: None,
         };
         // 200 scheduled games of a against b, colours alternating by round.
         let scheduled = |round: u32| {

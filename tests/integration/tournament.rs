@@ -466,6 +466,51 @@ fn an_sprt_between_two_copies_of_one_bot_does_not_accept_h1() {
     assert!(llr < t["sprt"]["upper"].as_f64().unwrap(), "{t}");
 }
 
+/// Issue 30: an SPRT from one repeated position is refused when the file
+/// is read; with `repeat-openings = true` it runs and every verdict says so.
+#[test]
+fn an_sprt_from_one_repeated_position_is_refused_or_marked() {
+    let s = Scratch::new();
+    let toml = sprt_toml(&builtin("weighted"), &builtin("random"), 40)
+        .replace("random-plies = 4", "random-plies = 0");
+    s.write("tournament.toml", &toml);
+    let out = s
+        .cmd(&["run"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the config's exit code: {err}");
+    assert!(
+        err.contains("tournament.toml:7:1: `sprt`"),
+        "names the line: {err}"
+    );
+    assert!(
+        err.contains("every pair starts from the initial position"),
+        "{err}"
+    );
+    assert!(!s.join("results/games.jsonl").exists(), "nothing played");
+    s.write(
+        "tournament.toml",
+        &toml.replace("[sprt]\n", "[sprt]\nrepeat-openings = true\n"),
+    );
+    let out = s.run_ok(&["run"], 300);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("openings: 1 distinct (the initial position: no [openings])"),
+        "{err}"
+    );
+    assert!(
+        err.contains("openings repeat: 1 distinct for 20 pairs"),
+        "the verdicts say so: {err}"
+    );
+    let t = table_json(&s);
+    assert_eq!(
+        t["sprt"]["caveat"], "openings repeat: 1 distinct for 20 pairs (repeat-openings = true)",
+        "{t}"
+    );
+}
+
 fn swiss_toml() -> String {
     let mut players = Vec::new();
     for (k, b) in ["random", "greedy", "weighted"].iter().enumerate() {

@@ -80,6 +80,9 @@ struct SprtJson {
     upper: f64,
     /// `H0`, `H1` or `continue`.
     result: &'static str,
+    /// Set when the pairs repeat openings (`repeat-openings = true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    caveat: Option<String>,
 }
 
 fn sprt(s: &SprtStatus) -> SprtJson {
@@ -93,6 +96,7 @@ fn sprt(s: &SprtStatus) -> SprtJson {
         lower: hundredths(s.test.lower()),
         upper: hundredths(s.test.upper()),
         result: s.decision.name(),
+        caveat: s.test.repeated_openings.map(|r| r.caveat()),
     }
 }
 

@@ -120,6 +120,9 @@ pub fn details(table: &Crosstable) -> Vec<String> {
             t.upper(),
             s.decision.name()
         ));
+        if let Some(r) = &t.repeated_openings {
+            out.push(format!("SPRT caveat: {}", r.caveat()));
+        }
     }
     for p in &table.pairings {
         let mut line = format!(
