@@ -188,7 +188,8 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 pub struct PlayArgs {
     /// The black player: a built-in (random, greedy, weighted), a player
-    /// name from tournament.toml, or a quoted command line ("ruby bot.rb").
+    /// name from tournament.toml, a quoted command line ("ruby bot.rb"),
+    /// or `human` (`human:NAME`): you, at this terminal.
     #[arg(long)]
     pub black: String,
     /// The white player (same forms as --black).
@@ -200,6 +201,9 @@ pub struct PlayArgs {
     /// Milliseconds per move (default: tournament.toml's, else 5000).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub move_ms: Option<u64>,
+    /// A person's milliseconds per move (default: 600000, ten minutes).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub human_ms: Option<u64>,
     /// Milliseconds from NEW to READY (default: tournament.toml's, else 10000).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub startup_ms: Option<u64>,

@@ -11,6 +11,7 @@
 //! failure (the board lost or unwritable), never a bot's.
 
 pub mod core;
+pub mod person;
 pub mod seat;
 
 use std::time::{Duration, Instant, SystemTime};
@@ -22,6 +23,7 @@ use crate::protocol::Reply;
 use crate::record::{DiscCount, Forfeit, GameRecord};
 
 pub use self::core::{failure_reason, GameCore, Happened, Lost, Next, Outcome, SeatError};
+pub use person::PersonSeat;
 pub use seat::{GameError, MailboxSeat, PrepareError, ScriptedSeat, Seat, SendError};
 
 /// How much time a bot gets.
@@ -110,6 +112,11 @@ pub fn play_seats(
     let mut core = GameCore::new(spec.size, &spec.opening, spec.time, spec.rules).map_err(|e| {
         GameError::BadGame(format!("game {}: opening `{}`: {e}", spec.id, spec.opening))
     })?;
+    for (color, seat) in [Color::Black, Color::White].into_iter().zip(&seats) {
+        if let Some(ms) = seat.own_move_ms() {
+            core.set_move_ms(color, ms);
+        }
+    }
     sink.emit(&Event::GameStarted {
         id: &spec.id,
         round: spec.round,

@@ -1,4 +1,5 @@
-//! `tournament play`: one game between two players, shown live.
+//! `tournament play`: one game between two players, shown live; either
+//! may be a person at this terminal (`human`, `human:NAME`).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -8,7 +9,8 @@ use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
 use crate::mailbox::{BoardLock, LockOptions, DEFAULT_STALE};
 use crate::player::{become_subreaper, Instance};
-use crate::referee::{play_game, GameSpec, Rules, TimeControl};
+use crate::referee::person::PERSON_MOVE_MS;
+use crate::referee::{play_seats, GameSpec, MailboxSeat, PersonSeat, Rules, Seat, TimeControl};
 use crate::report::{ConsoleReporter, LogReporter};
 
 use super::players::{optional_config, resolve};
@@ -19,9 +21,15 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
     crate::config::check_opening(size, &args.start)
         .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
+    let people = [person(&args.black), person(&args.white)];
+    let bot_or_stand_in = |text: &str, who: &Option<String>| match who {
+        // A person's place in the bot set-up below: never started.
+        Some(_) => resolve("random", None, args.seed),
+        None => resolve(text, cfg, args.seed),
+    };
     let mut players = [
-        resolve(&args.black, cfg, args.seed)?,
-        resolve(&args.white, cfg, args.seed)?,
+        bot_or_stand_in(&args.black, &people[0])?,
+        bot_or_stand_in(&args.white, &people[1])?,
     ];
     for p in &mut players {
         if args.no_sandbox && p.sandbox.enabled {
@@ -95,8 +103,9 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     };
     let kb = first(&black.name);
     let kw = if same { kb + 1 } else { first(&white.name) };
-    let mut b = Instance::on(black, lock.access(), kb).map_err(HarnessError::from)?;
-    let mut w = Instance::on(white, lock.access(), kw).map_err(HarnessError::from)?;
+    let person_ms = args.human_ms.unwrap_or(PERSON_MOVE_MS);
+    let mut b = side(&people[0], black, &lock, kb, person_ms)?;
+    let mut w = side(&people[1], white, &lock, kw, person_ms)?;
     let spec = GameSpec {
         id,
         round: 1,
@@ -109,7 +118,24 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     if !args.json {
         sinks.push(Box::new(ConsoleReporter::new(std::io::stdout())));
     }
-    let record = play_game(&spec, &mut b, &mut w, &Fanout(sinks))?;
+    let record = {
+        let (mut bm, mut wm);
+        let bs: &mut dyn Seat = match &mut b {
+            Side::Person(p) => p,
+            Side::Bot(inst) => {
+                bm = MailboxSeat::new(inst);
+                &mut bm
+            }
+        };
+        let ws: &mut dyn Seat = match &mut w {
+            Side::Person(p) => p,
+            Side::Bot(inst) => {
+                wm = MailboxSeat::new(inst);
+                &mut wm
+            }
+        };
+        play_seats(&spec, [bs, ws], &Fanout(sinks))?
+    };
     drop((b, w));
     crate::mailbox::sweep_temp_files(lock.access());
     if let Err(e) = crate::report::ggf::write_game_file(&results, &record) {
@@ -119,4 +145,34 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string(&record)?);
     }
     Ok(exit::OK)
+}
+
+/// `human` or `human:NAME`: a person at this terminal, by name.
+fn person(text: &str) -> Option<String> {
+    let rest = text.strip_prefix("human")?;
+    match rest.strip_prefix(':') {
+        Some(name) if !name.trim().is_empty() => Some(name.trim().to_string()),
+        _ if rest.is_empty() => Some("human".to_string()),
+        _ => None,
+    }
+}
+
+/// One side of the game: a person at this terminal, or a bot's instance
+/// on the board.
+enum Side {
+    Person(PersonSeat),
+    Bot(Instance),
+}
+
+fn side(
+    person: &Option<String>,
+    spec: Arc<crate::player::PlayerSpec>,
+    lock: &BoardLock,
+    k: u32,
+    person_ms: u64,
+) -> Result<Side, HarnessError> {
+    Ok(match person {
+        Some(name) => Side::Person(PersonSeat::at_terminal(name, person_ms)),
+        None => Side::Bot(Instance::on(spec, lock.access(), k).map_err(HarnessError::from)?),
+    })
 }

@@ -119,6 +119,8 @@ pub struct Outcome {
 /// One game, from NEW to END.
 #[derive(Clone, Debug)]
 pub struct GameCore {
+    /// Time per move of black and white: the event's, or a seat's own.
+    move_ms: [u64; 2],
     time: TimeControl,
     rules: Rules,
     pos: Position,
@@ -183,6 +185,7 @@ impl GameCore {
             p = p.play(*mv).expect("replayed").0;
         }
         Ok(GameCore {
+            move_ms: [time.move_ms; 2],
             time,
             rules,
             pos,
@@ -231,8 +234,14 @@ impl GameCore {
             color,
             opponent: opponent.to_string(),
             size: self.pos.size(),
-            move_ms: self.time.move_ms,
+            move_ms: self.move_ms[color.index()],
         }
+    }
+
+    /// Gives `color` its own time per move (a person's, where the event's
+    /// is a bot's): asked for in its NEW and TURNs, and charged like any.
+    pub fn set_move_ms(&mut self, color: Color, ms: u64) {
+        self.move_ms[color.index()] = ms;
     }
 
     /// How long a player gets from NEW to READY (a player started by hand
@@ -348,7 +357,7 @@ impl GameCore {
                 request: Request::Illegal {
                     reason: reason.to_string(),
                 },
-                limit_ms: self.time.move_ms,
+                limit_ms: self.move_ms[self.pos.to_move().index()],
             },
             Phase::Turn => {
                 loop {
@@ -364,7 +373,7 @@ impl GameCore {
                     break;
                 }
                 let color = self.pos.to_move();
-                let limit_ms = self.time.move_ms + self.bank_left[color.index()];
+                let limit_ms = self.move_ms[color.index()] + self.bank_left[color.index()];
                 Next::Ask {
                     color,
                     request: Request::turn(&self.pos, self.last, limit_ms),
@@ -404,8 +413,8 @@ impl GameCore {
         };
         let i = color.index();
         self.time_used[i] += ms;
-        if self.time.bank_ms.is_some() && ms > self.time.move_ms {
-            let over = ms - self.time.move_ms;
+        if self.time.bank_ms.is_some() && ms > self.move_ms[i] {
+            let over = ms - self.move_ms[i];
             self.bank_left[i] = self.bank_left[i].saturating_sub(over);
         }
         let verdict = match Reply::decode(answer, self.pos.size()) {
@@ -515,7 +524,7 @@ impl GameCore {
 
     /// How long a player in good standing gets to answer END with BYE.
     pub fn bye_ms(&self) -> u64 {
-        self.time.move_ms.max(1000)
+        self.move_ms[0].min(self.move_ms[1]).max(1000)
     }
 }
 

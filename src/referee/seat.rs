@@ -142,6 +142,10 @@ pub trait Seat {
     fn library_fallbacks(&self) -> u32 {
         0
     }
+    /// Its own time per move, where it is not the event's (a person's).
+    fn own_move_ms(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Starts a player again that exited between games (after its last BYE,

@@ -16,6 +16,7 @@ mod hostile_board;
 mod live_page;
 mod mailbox;
 mod needs;
+mod people;
 mod records;
 mod referee;
 mod rules;
