@@ -6,6 +6,10 @@
 //! may not execute), once each with a count; `watch` following game after
 //! game; and the documentation's examples (tournament.toml snippets, the
 //! minimal bots of PROTOCOL.md, the bash one too) really work.
+//! Then the first hour again (issue 31): a crashing bot's stderr in `run`'s
+//! output and its forfeits in the crosstable and report, printed commands
+//! that work when pasted, nothing left behind by `play`, the start-up log's
+//! words, the ETA, `watch` replaying a finished game, and what a seed repeats.
 
 use std::path::Path;
 use std::time::Duration;
@@ -626,4 +630,50 @@ fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answe
         said.contains("Replay it with `tournament report`"),
         "{said}"
     );
+}
+
+/// A scratch folder whose tournament.toml has `players` (player tables)
+/// after a `[tournament]` table with `settings`.
+fn class_of(settings: &str, players: &str) -> Scratch {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &format!("[tournament]\nname = \"t\"\n{settings}\n{players}"),
+    );
+    s
+}
+
+/// A class with a bot that dies at once with a line on stderr (and an
+/// escape that must arrive visible, not as an escape), and a built-in.
+fn crashing_class(games: u32) -> Scratch {
+    let s = class_of(
+        &format!("games-per-pairing = {games}\n"),
+        "[[player]]\nname = \"crash\"\ncommand = [\"python3\", \"crash.py\"]\n\n\
+         [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n",
+    );
+    s.write(
+        "crash.py",
+        "import sys\n\
+         sys.stderr.write('before the crash\\n\\x1b[2Jindex 1 (=3) out of range RECOGNISABLE\\n')\n\
+         sys.exit(1)\n",
+    );
+    s
+}
+
+#[test]
+fn run_shows_a_crashing_bots_last_stderr_lines_and_its_games_log() {
+    let s = crashing_class(1);
+    let out = s.run_ok(&["run"], 120);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("forfeits (exited)"), "{stderr}");
+    assert!(
+        stderr.contains("last lines of its stderr:\n    | before the crash\n    | \\u{1b}[2Jindex 1 (=3) out of range RECOGNISABLE\n"),
+        "{stderr}"
+    );
+    let log = s.path().join("results/logs/r01.crash.greedy.log");
+    assert!(
+        stderr.contains(&format!("the game's log: {}", log.display())),
+        "{stderr}"
+    );
+    assert!(log.exists());
 }
