@@ -7,6 +7,7 @@ mod check_bot;
 mod crosstable;
 mod export;
 mod output;
+mod pasteable;
 mod perft;
 mod play;
 mod players;

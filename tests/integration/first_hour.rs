@@ -677,3 +677,68 @@ fn run_shows_a_crashing_bots_last_stderr_lines_and_its_games_log() {
     );
     assert!(log.exists());
 }
+
+/// The command a printed line ends with (after `after`), split as a shell
+/// would, with the check that `tournament` accepts it as it is.
+fn pasted(stderr: &str, after: &str) -> tournament::cli::Cli {
+    use clap::Parser;
+    let line = stderr
+        .lines()
+        .find_map(|l| l.split_once(after).map(|(_, c)| c))
+        .unwrap_or_else(|| panic!("no `{after}` line:\n{stderr}"));
+    let words = shell_words::split(line).unwrap();
+    assert_eq!(
+        std::path::PathBuf::from(&words[0]),
+        crate::fixture::tournament_bin(),
+        "{line}"
+    );
+    tournament::cli::Cli::try_parse_from(&words)
+        .unwrap_or_else(|e| panic!("`{line}` is refused:\n{e}"))
+}
+
+const TWO_BUILTINS: &str = "[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n\
+                            [[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n";
+
+#[test]
+fn the_live_pages_hint_for_the_network_is_a_command_that_is_accepted_as_printed() {
+    use std::io::BufRead;
+    use tournament::cli::Command;
+    let s = class_of("games-per-pairing = 1\nsize = 4\n", TWO_BUILTINS);
+    let out = s.run_ok(&["run", "--serve", "127.0.0.1:0"], 120);
+    let stderr = text(&out.stderr);
+    let hint = "to show it to the network (anyone who can reach this machine can watch): ";
+    match pasted(&stderr, hint).command {
+        Command::Run(args) => {
+            let addr = args.serve.expect("--serve given");
+            assert!(addr.ip().is_unspecified() && addr.port() != 0, "{addr}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!stderr.contains("--addr"), "`run` has no --addr:\n{stderr}");
+
+    // `serve` says the same with its own option.
+    let mut serve = std::process::Command::new(crate::fixture::tournament_bin())
+        .current_dir(s.path())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    for line in std::io::BufReader::new(serve.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains(hint) {
+            break;
+        }
+    }
+    let _ = serve.kill();
+    let _ = serve.wait();
+    match pasted(&said, hint).command {
+        Command::Serve(args) => assert!(args.addr.ip().is_unspecified(), "{said}"),
+        other => panic!("{other:?}"),
+    }
+}
