@@ -742,3 +742,76 @@ fn the_live_pages_hint_for_the_network_is_a_command_that_is_accepted_as_printed(
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_start_hint_for_a_bot_started_by_hand_works_when_pasted_into_a_shell() {
+    let s = class_of(
+        "games-per-pairing = 1\nsize = 4\n\n[time]\nmove-ms = 3000\n",
+        "[[player]]\nname = \"student\"\nwait = true\n\
+         hand-command = \"python3 students/human.py\"\n\n\
+         [[player]]\nname = \"rnd\"\nbuiltin = \"random\"\n",
+    );
+    // The student's bot is the shipped weighted one, beside its library.
+    for file in ["mailbox.py", "weighted.py"] {
+        let to = if file == "weighted.py" {
+            "human.py"
+        } else {
+            file
+        };
+        std::fs::create_dir_all(s.join("students")).unwrap();
+        std::fs::copy(
+            project_root().join("bots/python").join(file),
+            s.join("students").join(to),
+        )
+        .unwrap();
+    }
+    let err_path = s.join("run.err");
+    let mut run = std::process::Command::new(crate::fixture::tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .env_remove("TOURNAMENT_LOG")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let stderr = || std::fs::read_to_string(&err_path).unwrap_or_default();
+    let hint = "start it there with: ";
+    assert!(
+        crate::fixture::wait_until(30, || stderr().contains(hint)),
+        "{}",
+        stderr()
+    );
+    let said = stderr();
+    let command = said
+        .lines()
+        .find_map(|l| l.split_once(hint).map(|(_, c)| c.to_string()))
+        .unwrap();
+    // Pasted as it is, from anywhere (here: the filesystem's root).
+    use std::os::unix::process::CommandExt;
+    let bot = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir("/")
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let done = crate::fixture::wait_until(60, || run.try_wait().unwrap().is_some());
+    let _ = run.kill();
+    let status = run.wait().unwrap();
+    // The shell and the bot it started.
+    unsafe { libc::kill(-(bot.id() as i32), libc::SIGKILL) };
+    let bot_err = bot.wait_with_output().unwrap();
+    assert!(
+        done && status.success(),
+        "{command}\n{}\nbot: {}",
+        stderr(),
+        text(&bot_err.stderr)
+    );
+    let games = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    assert!(
+        games.contains("\"reason\":\"normal\""),
+        "{command}: {games}"
+    );
+}
