@@ -815,3 +815,30 @@ fn the_start_hint_for_a_bot_started_by_hand_works_when_pasted_into_a_shell() {
         "{command}: {games}"
     );
 }
+
+#[test]
+fn play_without_a_tournament_file_leaves_nothing_in_the_current_folder() {
+    let s = Scratch::new();
+    let out = s.run_ok(
+        &[
+            "play", "--black", "random", "--white", "greedy", "--size", "4",
+        ],
+        60,
+    );
+    let stderr = text(&out.stderr);
+    let left: Vec<_> = std::fs::read_dir(s.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}\n{stderr}");
+    // Its board was a folder of its own, gone now.
+    let board = stderr
+        .lines()
+        .find_map(|l| l.split_once("made the board folder ").map(|(_, p)| p))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(!std::path::Path::new(board).exists(), "{board}");
+    assert!(
+        !board.starts_with(&s.path().display().to_string()),
+        "{board}"
+    );
+}
