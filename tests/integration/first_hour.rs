@@ -817,6 +817,33 @@ fn the_start_hint_for_a_bot_started_by_hand_works_when_pasted_into_a_shell() {
 }
 
 #[test]
+fn the_start_up_log_names_the_results_lock_as_what_it_is() {
+    let s = class_of(
+        "games-per-pairing = 1\nsize = 4\nboard = \"board\"\nresults = \"results\"\n",
+        TWO_BUILTINS,
+    );
+    let out = s.run_ok(&["run"], 120);
+    let stderr = text(&out.stderr);
+    let board = s.path().join("board");
+    let lock = s.path().join("results/lock");
+    assert!(
+        stderr.contains(&format!("made the board folder {}\n", board.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "made the results lock folder {}\n",
+            lock.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(&format!("made the board folder {}", lock.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn play_without_a_tournament_file_leaves_nothing_in_the_current_folder() {
     let s = Scratch::new();
     let out = s.run_ok(
