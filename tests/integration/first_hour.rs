@@ -844,6 +844,42 @@ fn the_start_up_log_names_the_results_lock_as_what_it_is() {
 }
 
 #[test]
+fn the_progress_bar_shows_no_eta_before_a_game_has_finished() {
+    if !crate::needs::have(&[crate::needs::Need::Program("script", "util-linux")]) {
+        return;
+    }
+    let slow: Vec<String> = crate::fixture::fakebot("slow 300")
+        .split(' ')
+        .map(|w| format!("{w:?}"))
+        .collect();
+    let s = class_of(
+        "games-per-pairing = 2\nconcurrency = 1\nsize = 4\n\n[time]\nmove-ms = 3000\n",
+        &format!(
+            "[[player]]\nname = \"slow\"\ncommand = [{}]\n\n\
+             [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n",
+            slow.join(", ")
+        ),
+    );
+    // On a terminal (script's), where the bar is drawn.
+    let run = format!(
+        "{} run",
+        shell_words::quote(&crate::fixture::tournament_bin().display().to_string())
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qefc", &run, "typescript"])
+        .current_dir(s.path())
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "200")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let screen = std::fs::read_to_string(s.join("typescript")).unwrap_or_default();
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("0/2 games · 1 running"), "{screen}");
+    assert!(!screen.contains("0/2 games · ETA"), "{screen}");
+}
+
+#[test]
 fn play_without_a_tournament_file_leaves_nothing_in_the_current_folder() {
     let s = Scratch::new();
     let out = s.run_ok(
