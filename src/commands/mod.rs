@@ -11,6 +11,7 @@ mod pasteable;
 mod perft;
 mod play;
 mod players;
+mod replay;
 mod report;
 mod run;
 mod serve;

@@ -602,7 +602,7 @@ fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answe
     }
     assert!(marked > 10, "{watched}");
 
-    // A finished game: its result at once, and where to replay it.
+    // A finished game: its result at once, then its replay.
     let id = headers[0]
         .strip_prefix("game ")
         .unwrap()
@@ -611,7 +611,7 @@ fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answe
         .unwrap();
     let started = std::time::Instant::now();
     let out = s
-        .cmd(&["watch", id, "--wait-secs", "30"])
+        .cmd(&["watch", id, "--wait-secs", "30", "--pace-ms", "0"])
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
@@ -626,10 +626,68 @@ fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answe
         said.starts_with(&format!("game {id} is finished: ")),
         "{said}"
     );
+    assert!(said.contains("Its replay:"), "{said}");
+}
+
+#[test]
+fn watch_replays_a_finished_game_in_the_terminal_at_a_pace_or_step_by_step() {
+    use tournament::record::GameRecord;
+    let s = class_of("games-per-pairing = 1\nsize = 4\n", TWO_BUILTINS);
+    s.run_ok(&["run"], 120);
+    let record: GameRecord = serde_json::from_str(
+        std::fs::read_to_string(s.join("results/games.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let n = record.moves.len();
+    assert!(n > 3, "{record:?}");
+    let moves_shown = |said: &str| said.lines().filter(|l| l.starts_with("move ")).count();
+
+    // At a pace: every move drawn, the pace kept, the result last.
+    let started = std::time::Instant::now();
+    let out = s.run_ok(&["watch", &record.id, "--pace-ms", "150"], 60);
+    let took = started.elapsed();
+    let said = text(&out.stdout);
+    assert_eq!(moves_shown(&said), n, "{said}");
     assert!(
-        said.contains("Replay it with `tournament report`"),
+        took >= Duration::from_millis(150 * (n as u64 - 1)),
+        "{took:?}"
+    );
+    let last = &record.moves[n - 1];
+    assert!(
+        said.contains(&format!("move {n}: {} {}", last.color, last.mv)),
         "{said}"
     );
+    assert!(
+        said.trim_end().ends_with(&format!(
+            "game over: {}",
+            tournament::report::result_line(&record)
+        )),
+        "{said}"
+    );
+    // The final board is the record's: its disc count.
+    assert!(
+        said.contains(&format!(
+            "X {}  O {}\n",
+            record.discs.black, record.discs.white
+        )),
+        "{said}"
+    );
+
+    // Step by step: one move per Enter.
+    let out = s
+        .cmd(&["watch", &record.id, "--step"])
+        .write_stdin("\n".repeat(n))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(moves_shown(&said), n, "{said}");
+    assert_eq!(said.matches("(Enter: next move) ").count(), n - 1, "{said}");
 }
 
 /// A scratch folder whose tournament.toml has `players` (player tables)
