@@ -963,3 +963,44 @@ fn play_without_a_tournament_file_leaves_nothing_in_the_current_folder() {
         "{board}"
     );
 }
+
+#[test]
+fn the_readme_says_what_a_seed_repeats_and_built_in_games_do_repeat() {
+    let readme = std::fs::read_to_string(project_root().join("README.md")).unwrap();
+    let (_, section) = readme
+        .split_once("**What a seed makes repeatable.**")
+        .expect("README.md says what a seed makes repeatable");
+    let section = section.split("\n\n").next().unwrap();
+    for said in [
+        "openings",
+        "built-in bots",
+        "pairings",
+        "engine's own randomness",
+        "timing",
+    ] {
+        assert!(section.contains(said), "`{said}` missing:\n{section}");
+    }
+    // What it promises: the same games from the same seed, whatever
+    // process or order plays them.
+    let games = || {
+        let s = class_of(
+            "games-per-pairing = 2\nconcurrency = 2\nsize = 6\n\n[openings]\nrandom-plies = 4\nseed = 7\n",
+            &format!("{TWO_BUILTINS}\n[[player]]\nname = \"c\"\nbuiltin = \"weighted\"\n"),
+        );
+        s.run_ok(&["run"], 120);
+        let mut games: Vec<(String, String)> =
+            std::fs::read_to_string(s.join("results/games.jsonl"))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let r: tournament::record::GameRecord = serde_json::from_str(l).unwrap();
+                    (r.id, r.transcript)
+                })
+                .collect();
+        games.sort();
+        games
+    };
+    let first = games();
+    assert_eq!(first.len(), 6);
+    assert_eq!(first, games());
+}
