@@ -1004,3 +1004,36 @@ fn the_readme_says_what_a_seed_repeats_and_built_in_games_do_repeat() {
     assert_eq!(first.len(), 6);
     assert_eq!(first, games());
 }
+
+#[test]
+fn the_crosstable_counts_forfeits_and_the_report_links_each_to_its_log() {
+    let s = crashing_class(2);
+    let out = s.run_ok(&["run"], 120);
+    let table = text(&out.stdout);
+    let header = table.lines().next().unwrap();
+    assert!(header.contains("W-D-L  Forfeits  Discs"), "{table}");
+    let at = header.find("Forfeits").unwrap() + "Forfeits".len();
+    let forfeits_of = |name: &str| {
+        let row = table.lines().find(|l| l.contains(name)).unwrap();
+        row[..at].split_whitespace().last().unwrap().to_string()
+    };
+    assert_eq!(forfeits_of("crash"), "2", "{table}");
+    assert_eq!(forfeits_of("greedy"), "0", "{table}");
+
+    // The report beside the results: relative links to logs that exist.
+    s.run_ok(&["report"], 60);
+    let html = std::fs::read_to_string(s.join("results/report.html")).unwrap();
+    for id in ["r01.crash.greedy", "r02.greedy.crash"] {
+        let href = format!("href=\"logs/{id}.log\">its log</a>");
+        assert!(html.contains(&href), "{href} missing");
+        assert!(s.join(&format!("results/logs/{id}.log")).is_file());
+    }
+    // Written elsewhere, the links still reach them.
+    s.run_ok(&["report", "-o", "elsewhere.html"], 60);
+    let html = std::fs::read_to_string(s.join("elsewhere.html")).unwrap();
+    let href = format!(
+        "href=\"file://{}/results/logs/r01.crash.greedy.log\"",
+        s.path().display()
+    );
+    assert!(html.contains(&href), "{href} missing");
+}
