@@ -684,7 +684,7 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
                 crate::fixture::wait_until(60, || !records().is_empty()),
                 "no game was recorded"
             );
-            let mut h = as_user(Path::new("python3"), nproc);
+            let mut h = as_user(&crate::fixture::python3_every_user_can_run(), nproc);
             h.arg(&hog).arg(secs).stdout(std::process::Stdio::piped());
             h.spawn().unwrap()
         });
