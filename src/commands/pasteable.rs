@@ -58,6 +58,15 @@ fn command_with(args: Vec<OsString>, option: &str, value: &str) -> String {
     shell_words::join(kept)
 }
 
+/// This program as a user can type it again (see [`program_to_paste`]).
+pub fn this_program() -> String {
+    let typed = std::env::args_os()
+        .next()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tournament".into());
+    shell_words::quote(&program_to_paste(&typed)).into_owned()
+}
+
 /// The program as a user can type it again: as it was typed when it was
 /// found on `PATH`, else its absolute path (a relative one may not work
 /// from another folder).

@@ -257,9 +257,11 @@ fn finished(results: &Path, id: &str) -> Option<crate::record::GameRecord> {
 
 /// Where finished games are seen, for messages.
 fn finished_games_are_in(results: &Path) -> String {
+    let program = super::pasteable::this_program();
+    let results_option = shell_words::quote(&results.display().to_string()).into_owned();
     format!(
-        "finished games: `tournament report` (every game replayable in {}), `tournament \
-         crosstable`",
+        "finished games: `{program} report --results {results_option}` (every game replayable \
+         in {}), `{program} crosstable --results {results_option}`",
         results.join("report.html").display()
     )
 }

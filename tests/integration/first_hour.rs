@@ -1037,3 +1037,43 @@ fn the_crosstable_counts_forfeits_and_the_report_links_each_to_its_log() {
     );
     assert!(html.contains(&href), "{href} missing");
 }
+
+#[test]
+fn the_commands_watch_names_for_finished_games_work_from_where_it_was_run() {
+    let s = class_of("games-per-pairing = 1\nsize = 4\n", TWO_BUILTINS);
+    s.run_ok(&["run"], 120);
+    std::fs::create_dir_all(s.join("elsewhere")).unwrap();
+    let out = crate::fixture::tournament()
+        .current_dir(s.join("elsewhere"))
+        .args(["watch", "--results", "../results", "--wait-secs", "1"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let said = text(&out.stderr);
+    assert!(!out.status.success(), "no game runs: {said}");
+    let commands: Vec<&str> = said
+        .split_once("finished games: ")
+        .unwrap_or_else(|| panic!("{said}"))
+        .1
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    assert_eq!(commands.len(), 2, "{said}");
+    for command in commands {
+        let words = shell_words::split(command).unwrap();
+        assert_eq!(
+            std::path::PathBuf::from(&words[0]),
+            crate::fixture::tournament_bin(),
+            "{command}"
+        );
+        // Pasted where watch was run, each works.
+        let out = std::process::Command::new(&words[0])
+            .args(&words[1..])
+            .current_dir(s.join("elsewhere"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "`{command}`: {}", text(&out.stderr));
+    }
+    assert!(s.join("results/report.html").is_file());
+}
