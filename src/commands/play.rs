@@ -1,7 +1,8 @@
 //! `tournament play`: one game between two players, shown live. With a
-//! tournament file it uses that file's board and results folders; without
-//! one (and without `--board`) it plays on a board folder of its own in the
-//! system's temporary folder, removed afterwards, and keeps no results.
+//! tournament file it uses that file's board and results folders, with
+//! `--board` and no file that board and `./results`; with neither it plays
+//! on a board folder of its own in the system's temporary folder, removed
+//! afterwards, and keeps no results.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -65,7 +66,11 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         (None, None, Some(s)) => s.board(),
         (None, None, None) => unreachable!("made above"),
     };
-    let results = cfg.map(|c| super::players::results_dir(None, Some(c)));
+    // Its log and GGF file: in the tournament's results folder, or
+    // ./results beside a board given by hand; none on a board of its own.
+    let results = scratch
+        .is_none()
+        .then(|| super::players::results_dir(None, cfg));
     let stale = args
         .stale_lock_ms
         .map(Duration::from_millis)
