@@ -183,6 +183,12 @@ pub struct WatchArgs {
     /// Only games of this player (with --follow: each of its games in turn).
     #[arg(long)]
     pub player: Option<String>,
+    /// A finished GAME is replayed: milliseconds between moves (0: all at once).
+    #[arg(long, default_value_t = 700)]
+    pub pace_ms: u64,
+    /// A finished GAME is replayed one move per Enter key.
+    #[arg(long)]
+    pub step: bool,
 }
 
 #[derive(Debug, Args)]

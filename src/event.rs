@@ -57,6 +57,9 @@ pub enum Event<'a> {
         color: Color,
         reason: EndReason,
         detail: &'a str,
+        /// The last lines of the forfeiting bot's stderr (already made
+        /// visible), oldest first.
+        stderr_tail: &'a [String],
     },
     GameOver {
         record: &'a GameRecord,

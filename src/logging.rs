@@ -37,6 +37,15 @@ pub fn set_game_log_dir(dir: Option<PathBuf>) {
     *game_log_dir().lock().unwrap_or_else(|e| e.into_inner()) = dir;
 }
 
+/// Where the log of game `game` goes, when games have log files.
+pub fn game_log_path(game: &str) -> Option<PathBuf> {
+    game_log_dir()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|dir| dir.join(format!("{game}.log")))
+}
+
 fn progress_bar() -> &'static Mutex<Option<indicatif::ProgressBar>> {
     static BAR: OnceLock<Mutex<Option<indicatif::ProgressBar>>> = OnceLock::new();
     BAR.get_or_init(|| Mutex::new(None))
@@ -169,11 +178,7 @@ where
         let mut fields = Fields::default();
         attrs.record(&mut fields);
         let Some(game) = fields.id else { return };
-        let Some(dir) = game_log_dir()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-        else {
+        let Some(path) = game_log_path(&game) else {
             return;
         };
         // A game id becomes a file name only if it is a safe one, and the
@@ -182,7 +187,6 @@ where
             eprintln!("warning: no game log: {why}");
             return;
         }
-        let path = dir.join(format!("{game}.log"));
         let mut opts = OpenOptions::new();
         opts.create(true);
         {

@@ -348,17 +348,19 @@ impl Driver<'_> {
         let outcome = self.core.outcome();
         let forfeit = outcome.forfeit.as_ref().map(|l| {
             let seat = &seats[l.color.index()];
+            let stderr_tail = seat.stderr_tail();
             self.sink.emit(&Event::Forfeit {
                 id: &spec.id,
                 color: l.color,
                 reason: l.reason,
                 detail: &l.detail,
+                stderr_tail: &stderr_tail,
             });
             Forfeit {
                 color: l.color.name().into(),
                 detail: l.detail.clone(),
                 exit: seat.exit_info(),
-                stderr_tail: seat.stderr_tail(),
+                stderr_tail,
             }
         });
         let forfeiter = outcome.forfeit.as_ref().map(|l| l.color);

@@ -563,13 +563,14 @@ pub fn lock(
     opts: &crate::mailbox::LockOptions,
 ) -> Result<crate::mailbox::BoardLock, HarnessError> {
     use crate::mailbox::{BoardLock, LockError};
-    BoardLock::acquire(&dir.join(LOCK_DIR), opts).map_err(|e| match e {
-        LockError::Held {
-            owner,
-            heartbeat_age,
-            stale,
-            ..
-        } => HarnessError::BoardLocked(format!(
+    BoardLock::acquire_folder(&dir.join(LOCK_DIR), "the results lock folder", opts).map_err(|e| {
+        match e {
+            LockError::Held {
+                owner,
+                heartbeat_age,
+                stale,
+                ..
+            } => HarnessError::BoardLocked(format!(
             "the results folder {} is in use by another referee: {}; its heartbeat changed {:.1} s \
              ago. Two referees writing one results folder would count games twice: give this \
              tournament its own `results` folder, or wait for that referee (one that died is taken \
@@ -579,8 +580,9 @@ pub fn lock(
             heartbeat_age.as_secs_f64(),
             stale.as_secs_f64()
         )),
-        // The lock's error kept whole inside (its words are the message).
-        e => HarnessError::results_unwritable(dir, io::Error::other(e)),
+            // The lock's error kept whole inside (its words are the message).
+            e => HarnessError::results_unwritable(dir, io::Error::other(e)),
+        }
     })
 }
 

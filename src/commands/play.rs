@@ -1,5 +1,9 @@
 //! `tournament play`: one game between two players, shown live; either
-//! may be a person at this terminal (`human`, `human:NAME`).
+//! may be a person at this terminal (`human`, `human:NAME`). With a
+//! tournament file it uses that file's board and results folders, with
+//! `--board` and no file that board and `./results`; with neither it plays
+//! on a board folder of its own in the system's temporary folder, removed
+//! afterwards, and keeps no results.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -57,12 +61,24 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     if let (None, Some(c)) = (&args.board, cfg) {
         c.check_board().map_err(HarnessError::ConfigFile)?;
     }
-    let board = args
-        .board
-        .clone()
-        .or(cfg.map(|c| c.board.clone()))
-        .unwrap_or_else(|| "board".into());
-    let results = super::players::results_dir(None, cfg);
+    // Without a board or a tournament file, nothing is left behind in the
+    // current folder: the board is a folder of its own, removed after the
+    // game, and there is no results folder (the game is on the console).
+    let scratch = match (&args.board, cfg) {
+        (None, None) => Some(ScratchBoard::make()?),
+        _ => None,
+    };
+    let board = match (&args.board, cfg, &scratch) {
+        (Some(b), _, _) => b.clone(),
+        (None, Some(c), _) => c.board.clone(),
+        (None, None, Some(s)) => s.board(),
+        (None, None, None) => unreachable!("made above"),
+    };
+    // Its log and GGF file: in the tournament's results folder, or
+    // ./results beside a board given by hand; none on a board of its own.
+    let results = scratch
+        .is_none()
+        .then(|| super::players::results_dir(None, cfg));
     let stale = args
         .stale_lock_ms
         .map(Duration::from_millis)
@@ -82,7 +98,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     )
     .map_err(HarnessError::from)?;
     crate::mailbox::sweep_temp_files(lock.access());
-    crate::logging::set_game_log_dir(Some(results.join("logs")));
+    crate::logging::set_game_log_dir(results.as_ref().map(|r| r.join("logs")));
 
     let id = format!(
         "play-{}-{}",
@@ -138,8 +154,10 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     };
     drop((b, w));
     crate::mailbox::sweep_temp_files(lock.access());
-    if let Err(e) = crate::report::ggf::write_game_file(&results, &record) {
-        tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
+    if let Some(results) = &results {
+        if let Err(e) = crate::report::ggf::write_game_file(results, &record) {
+            tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
+        }
     }
     if args.json {
         println!("{}", serde_json::to_string(&record)?);
@@ -175,4 +193,52 @@ fn side(
         Some(name) => Side::Person(PersonSeat::at_terminal(name, person_ms)),
         None => Side::Bot(Instance::on(spec, lock.access(), k).map_err(HarnessError::from)?),
     })
+}
+
+/// A board folder of `play`'s own (`<tmp>/tournament-play-<pid>-<n>/board`),
+/// removed with everything in it when dropped.
+struct ScratchBoard {
+    dir: std::path::PathBuf,
+}
+
+impl ScratchBoard {
+    fn make() -> Result<ScratchBoard, HarnessError> {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir();
+        let mut n = 0u32;
+        loop {
+            let dir = base.join(format!("tournament-play-{}-{n}", std::process::id()));
+            // Made here, never an existing folder (or a link) taken over.
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {
+                    // A bot run as another user (under root) reaches its
+                    // mailbox through it.
+                    let open = std::fs::Permissions::from_mode(0o755);
+                    std::fs::set_permissions(&dir, open).map_err(|e| {
+                        HarnessError::BoardUnwritable(format!("{}: {e}", dir.display()))
+                    })?;
+                    return Ok(ScratchBoard { dir });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+                Err(e) => {
+                    return Err(HarnessError::BoardUnwritable(format!(
+                        "cannot make {}: {e}",
+                        dir.display()
+                    )))
+                }
+            }
+        }
+    }
+
+    fn board(&self) -> std::path::PathBuf {
+        self.dir.join("board")
+    }
+}
+
+impl Drop for ScratchBoard {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            tracing::warn!("cannot remove {}: {e}", self.dir.display());
+        }
+    }
 }

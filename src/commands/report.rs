@@ -36,9 +36,27 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     if let Some(st) = crate::sandbox::Statement::read(&results) {
         generated.push_str(&format!(" · {}", st.line()));
     }
-    let page = html::render(&title, &generated, &records, &table);
+    let logs = logs_href(&output, &results);
+    let page = html::render_with_logs(&title, &generated, &records, &table, &logs);
     ggf::write_atomically(&output, page.as_bytes())
         .map_err(|e| HarnessError::results_unwritable(&output, e))?;
     println!("{}", output.display());
     Ok(exit::OK)
+}
+
+/// Where a report written to `report` finds the games' logs of `results`:
+/// `logs/` beside it when it is in the results folder (the default), else
+/// the logs folder's absolute `file://` address.
+fn logs_href(report: &std::path::Path, results: &std::path::Path) -> String {
+    use super::output::absolute;
+    if report.parent().map(absolute) == Some(absolute(results)) {
+        return "logs/".into();
+    }
+    let mut href = String::from("file://");
+    for part in absolute(&results.join("logs")).iter().skip(1) {
+        href.push('/');
+        href.push_str(&html::encode_fragment(&part.to_string_lossy()));
+    }
+    href.push('/');
+    href
 }

@@ -160,6 +160,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Some(addr) => {
             let server = crate::serve::LiveServer::start(&config.results, addr)?;
             eprintln!("{}", server.announce());
+            super::pasteable::network_hint(server.addr(), "--serve");
             Some(server)
         }
         None => None,

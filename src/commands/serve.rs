@@ -16,6 +16,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<i32> {
     }
     let server = LiveServer::start(&results, args.addr)?;
     eprintln!("{}", server.announce());
+    super::pasteable::network_hint(server.addr(), "--addr");
     eprintln!("serving {} read-only (Ctrl-C stops)", results.display());
     server.wait();
     Ok(exit::OK)

@@ -4,7 +4,8 @@
 //! released, its pid dead, or its heartbeat still for `--wait-secs`). With
 //! `--follow` it then follows the next game (of `--player`, if given) for
 //! as long as the referee runs. A finished GAME is not waited for: its
-//! result is shown at once, with where to replay it. GAME is a game id,
+//! result is shown at once, then its moves are replayed (`--pace-ms`,
+//! `--step`). GAME is a game id,
 //! never a path; only regular files in `<results>/live/` are opened.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
@@ -241,13 +242,13 @@ fn plays_in(path: &Path, player: &str) -> bool {
 }
 
 /// The record of game `id` in the results folder's games.jsonl, if it was
-/// played (the last one with that id).
+/// played (the last one with that id), with its moves (to replay it).
 fn finished(results: &Path, id: &str) -> Option<crate::record::GameRecord> {
     let path = results.join(crate::results::GAMES_FILE);
     if !path.exists() {
         return None;
     }
-    crate::results::read_summaries(&path)
+    crate::results::read_records(&path)
         .ok()?
         .into_iter()
         .rev()
@@ -256,9 +257,11 @@ fn finished(results: &Path, id: &str) -> Option<crate::record::GameRecord> {
 
 /// Where finished games are seen, for messages.
 fn finished_games_are_in(results: &Path) -> String {
+    let program = super::pasteable::this_program();
+    let results_option = shell_words::quote(&results.display().to_string()).into_owned();
     format!(
-        "finished games: `tournament report` (every game replayable in {}), `tournament \
-         crosstable`",
+        "finished games: `{program} report --results {results_option}` (every game replayable \
+         in {}), `{program} crosstable --results {results_option}`",
         results.join("report.html").display()
     )
 }
@@ -279,10 +282,15 @@ pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
             if let Some(record) = finished(&results, id) {
                 writeln!(
                     out,
-                    "game {id} is finished: {}. Replay it with `tournament report` ({})",
+                    "game {id} is finished: {}. Its replay:",
                     crate::report::result_line(&record),
-                    results.join("report.html").display()
                 )?;
+                let pace = if args.step {
+                    super::replay::Pace::Step
+                } else {
+                    super::replay::Pace::Every(Duration::from_millis(args.pace_ms))
+                };
+                super::replay::replay(&record, pace, std::io::stdout().is_terminal(), &mut out)?;
                 if !args.follow {
                     return Ok(exit::OK);
                 }

@@ -538,10 +538,20 @@ impl BoardLock {
     /// Takes the board, creating its folder if needed. Refuses (with who
     /// holds it) if another live referee does; takes over a stale lock.
     pub fn acquire(board: &Path, opts: &LockOptions) -> Result<BoardLock, LockError> {
+        Self::acquire_folder(board, "the board folder", opts)
+    }
+
+    /// Takes `folder` with the board's machinery, `what` naming it in the
+    /// log when it is made (e.g. `the results lock folder`).
+    pub fn acquire_folder(
+        board: &Path,
+        what: &str,
+        opts: &LockOptions,
+    ) -> Result<BoardLock, LockError> {
         let io_err = |e| LockError::Io(board.to_path_buf(), e);
         super::check_board_path(board).map_err(LockError::BadBoard)?;
         match fs::create_dir(board) {
-            Ok(()) => tracing::info!("made the board folder {}", board.display()),
+            Ok(()) => tracing::info!("made {what} {}", board.display()),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(io_err(e)),
         }

@@ -196,7 +196,9 @@ impl PlayerSpec {
     /// A command to copy for starting this bot by hand in `mailbox` (as its
     /// machine spells it): `cd` into the mailbox (every library, bwBASIC
     /// too, works in its current folder), then its `hand-command` if the
-    /// config gives one.
+    /// config gives one, with its relative paths made absolute when they
+    /// name files of the config's folder (after the `cd` they would not be
+    /// found).
     pub fn start_by_hand(&self, mailbox: &str) -> String {
         let cd = if looks_like_windows(mailbox) {
             format!("cd /d \"{mailbox}\"")
@@ -206,8 +208,44 @@ impl PlayerSpec {
         match &self.launch {
             Launch::Waiting {
                 command: Some(command),
-            } => format!("{cd} && {command}"),
+            } => format!("{cd} && {}", self.hand_command_from_anywhere(command)),
             _ => format!("{cd} && <the bot's command, e.g. python3 mybot.py>"),
+        }
+    }
+
+    /// `hand-command` with each word that names a file or folder of the
+    /// config's folder by a relative path given as an absolute one. Only on
+    /// the referee's machine (no `board-as`): another machine's files are
+    /// not the config folder's, and its command is shown as written.
+    fn hand_command_from_anywhere(&self, command: &str) -> String {
+        if self.board_as.is_some() {
+            return command.to_string();
+        }
+        let Ok(words) = shell_words::split(command) else {
+            return command.to_string();
+        };
+        let mut changed = false;
+        let words: Vec<String> = words
+            .into_iter()
+            .map(|word| {
+                let path = Path::new(&word);
+                if word.is_empty() || word.starts_with(['-', '~']) || path.is_absolute() {
+                    return word;
+                }
+                let here = self.base_dir.join(path);
+                match (here.exists(), std::path::absolute(&here)) {
+                    (true, Ok(full)) => {
+                        changed = true;
+                        full.display().to_string()
+                    }
+                    _ => word,
+                }
+            })
+            .collect();
+        if changed {
+            shell_words::join(words)
+        } else {
+            command.to_string()
         }
     }
 

@@ -286,7 +286,7 @@ fn players_html(out: &mut String, table: &Crosstable, records: &[GameRecord]) {
     out.push_str("</tbody></table>\n");
 }
 
-fn games_list_html(out: &mut String, records: &[GameRecord]) {
+fn games_list_html(out: &mut String, records: &[GameRecord], logs: &str) {
     out.push_str("<table class=\"games\" id=\"game-list\"><thead><tr><th>#</th><th class=\"l\">Game</th><th>Round</th><th class=\"l\">Black</th><th class=\"l\">White</th><th>Size</th><th>Plies</th><th class=\"l\">Result</th><th class=\"l\">End</th></tr></thead><tbody>\n");
     for (i, r) in records.iter().enumerate() {
         let end = match &r.forfeit {
@@ -305,15 +305,37 @@ fn games_list_html(out: &mut String, records: &[GameRecord]) {
             r.size,
             r.moves.len(),
             escape(&result_text(r)),
-            escape(&end)
+            escape(&end) + &log_link(r, logs)
         );
     }
     out.push_str("</tbody></table>\n");
 }
 
+/// After a forfeit's end: a link to the game's log, `<logs><id>.log`.
+fn log_link(r: &GameRecord, logs: &str) -> String {
+    if r.forfeit.is_none() {
+        return String::new();
+    }
+    format!(
+        " · <a class=\"log\" data-log=\"{}\" href=\"{}{}.log\">its log</a>",
+        escape(&r.id),
+        escape(logs),
+        escape(&encode_fragment(&r.id))
+    )
+}
+
+/// On the live page's `/report`, the logs are served at `/results/logs/`.
+const LOG_LINKS_SCRIPT: &str = r#"
+if (location.pathname === "/report") {
+  for (const a of document.querySelectorAll("a.log")) {
+    a.href = "/results/logs/" + encodeURIComponent(a.dataset.log) + ".log";
+  }
+}
+"#;
+
 /// Percent-encodes what `encodeURIComponent` would (for links the script
 /// reads back with `decodeURIComponent`).
-fn encode_fragment(text: &str) -> String {
+pub(crate) fn encode_fragment(text: &str) -> String {
     let mut out = String::new();
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
@@ -325,8 +347,20 @@ fn encode_fragment(text: &str) -> String {
     out
 }
 
-/// The whole page. `title` names the tournament, `generated` says when.
+/// The whole page. `title` names the tournament, `generated` says when;
+/// forfeits link to their logs in `logs/` beside the page.
 pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Crosstable) -> String {
+    render_with_logs(title, generated, records, table, "logs/")
+}
+
+/// [`render`], with the games' logs at `logs` (an address ending in `/`).
+pub fn render_with_logs(
+    title: &str,
+    generated: &str,
+    records: &[GameRecord],
+    table: &Crosstable,
+    logs: &str,
+) -> String {
     let mut out = String::with_capacity(32 * 1024 + records.len() * 2048);
     let _ = write!(
         out,
@@ -366,12 +400,12 @@ pub fn render(title: &str, generated: &str, records: &[GameRecord], table: &Cros
         out.push_str("<p>No games yet.</p>\n");
     } else {
         out.push_str(VIEWER);
-        games_list_html(&mut out, records);
+        games_list_html(&mut out, records, logs);
     }
     out.push_str("</section>\n");
     let _ = write!(
         out,
-        "<script type=\"application/json\" id=\"games-data\">{}</script>\n<script>{BOARD_SCRIPT}</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
+        "<script type=\"application/json\" id=\"games-data\">{}</script>\n<script>{BOARD_SCRIPT}</script>\n<script>{SCRIPT}</script>\n<script>{LOG_LINKS_SCRIPT}</script>\n</body>\n</html>\n",
         script_json(&games_json(records))
     );
     out

@@ -243,6 +243,7 @@ impl EventSink for LiveFiles {
                 color,
                 reason,
                 detail,
+                ..
             } => self.write(
                 id,
                 &LiveLine::Forfeit {

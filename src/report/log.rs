@@ -1,5 +1,6 @@
 //! Game events as tracing events: game start and end at info, every move at
-//! debug (shown with `-v`, always in the game's log file), forfeits at warn.
+//! debug (shown with `-v`, always in the game's log file), forfeits at warn
+//! with the last lines of the bot's stderr and where the game's log is.
 
 use crate::event::{Event, EventSink};
 
@@ -53,14 +54,48 @@ impl EventSink for LogReporter {
                 "{color} answered {answer:?} ({reason}); ILLEGAL sent, {retries_left} retries left"
             ),
             Event::Forfeit {
+                id,
                 color,
                 reason,
                 detail,
-                ..
-            } => tracing::warn!("{color} forfeits ({reason}): {detail}"),
+                stderr_tail,
+            } => tracing::warn!(
+                "{color} forfeits ({reason}): {detail}{}",
+                forfeit_context(id, stderr_tail)
+            ),
             Event::GameOver { record } => {
                 tracing::debug!(transcript = %record.transcript, "game over: {}", result_line(record))
             }
         }
     }
+}
+
+/// Stderr lines shown on the console with a forfeit (all of them are in
+/// the game's log).
+pub const FORFEIT_STDERR_LINES: usize = 8;
+/// Characters of each such line shown on the console.
+const FORFEIT_LINE_CHARS: usize = 300;
+
+/// What follows a forfeit's line: the bot's last stderr lines (already
+/// made visible, at most [`FORFEIT_STDERR_LINES`]) and the game's log.
+fn forfeit_context(id: &str, stderr_tail: &[String]) -> String {
+    let mut text = String::new();
+    let shown = &stderr_tail[stderr_tail.len().saturating_sub(FORFEIT_STDERR_LINES)..];
+    if !shown.is_empty() {
+        text.push_str("\n    last lines of its stderr:");
+        for line in shown {
+            text.push_str("\n    | ");
+            match line.char_indices().nth(FORFEIT_LINE_CHARS) {
+                Some((cut, _)) => {
+                    text.push_str(&line[..cut]);
+                    text.push('…');
+                }
+                None => text.push_str(line),
+            }
+        }
+    }
+    if let Some(path) = crate::logging::game_log_path(id) {
+        text.push_str(&format!("\n    the game's log: {}", path.display()));
+    }
+    text
 }

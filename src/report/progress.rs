@@ -1,11 +1,11 @@
 //! The progress of a tournament on the console: a bar (games done/total,
-//! running games, ETA, current leader, the SPRT's LLR) on a terminal; nothing extra
+//! running games, ETA once a game has finished, current leader, the SPRT's LLR) on a terminal; nothing extra
 //! otherwise (the runner's log lines say the same in plain text).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use crate::event::{Event, EventSink};
 use crate::game::Color;
@@ -61,12 +61,18 @@ impl Progress {
             ProgressDrawTarget::hidden()
         };
         let bar = ProgressBar::with_draw_target(Some(total), target);
+        // Games finished before this run say nothing about its pace.
+        let before = records.len() as u64;
         bar.set_style(
-            ProgressStyle::with_template(
-                "{bar:30.cyan/blue} {pos}/{len} games · ETA {eta} · {msg}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+            ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} games{eta} · {msg}")
+                .expect("valid template")
+                .progress_chars("=> ")
+                .with_key(
+                    "eta",
+                    move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&eta_text(s.pos().saturating_sub(before), s.eta()));
+                    },
+                ),
         );
         bar.set_position(records.len() as u64);
         let mut state = State::default();
@@ -93,6 +99,16 @@ impl Progress {
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// The bar's ETA part: nothing until a game of this run has finished (an
+/// estimate from no game at all would say `0s`).
+fn eta_text(finished_this_run: u64, eta: std::time::Duration) -> String {
+    if finished_this_run == 0 {
+        String::new()
+    } else {
+        format!(" · ETA {}", HumanDuration(eta))
     }
 }
 

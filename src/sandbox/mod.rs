@@ -1157,8 +1157,20 @@ pub fn breach(
 
 /// Whether `user` can reach `path` through the permission bits of every
 /// folder above it (and read it, when `read`): the first place it cannot
-/// pass, in words, if any. ACLs are not looked at.
+/// pass, in words, if any. A link is followed: the folders above the file
+/// it leads to count too (a link on PATH into pyenv's folder under /root).
+/// ACLs are not looked at.
 pub fn unreachable_for(path: &Path, user: (u32, u32), read: bool) -> Option<String> {
+    first_block(path, user, read).or_else(|| {
+        let real = std::fs::canonicalize(path).ok()?;
+        (real != path)
+            .then(|| first_block(&real, user, read))
+            .flatten()
+    })
+}
+
+/// [`unreachable_for`] along `path` as it is spelled.
+fn first_block(path: &Path, user: (u32, u32), read: bool) -> Option<String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

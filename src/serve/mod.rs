@@ -148,9 +148,7 @@ impl LiveServer {
     pub fn announce(&self) -> String {
         let url = format!("http://{}/", self.addr);
         if self.addr.ip().is_loopback() {
-            format!(
-                "live page: {url} (this machine only; --addr 0.0.0.0:PORT shows it to the network)"
-            )
+            format!("live page: {url} (this machine only)")
         } else if self.addr.ip().is_unspecified() {
             format!(
                 "live page: http://<this machine's address>:{}/ — read-only, and visible to the network: anyone who can reach this machine can watch",

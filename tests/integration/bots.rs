@@ -226,18 +226,59 @@ fn the_shipped_tournament_plays_every_language() {
 
 /// A folder holding only a link to python3, to use as PATH. The link
 /// points at the interpreter itself (`sys.executable`), not at a shim such
-/// as pyenv's, which would need a shell on PATH.
+/// as pyenv's, which would need a shell on PATH; and at one the bots' user
+/// can run: as root the bots run as other users, who cannot enter a
+/// per-user interpreter's folder (pyenv's under /root), so the first
+/// python3 on PATH that every user can reach is taken, as the referee does.
 fn path_with_only_python(s: &Scratch) -> PathBuf {
     let bin = s.join("path-bin");
     std::fs::create_dir_all(&bin).unwrap();
+    let python = crate::fixture::python3_every_user_can_run();
+    std::os::unix::fs::symlink(python, bin.join("python3")).unwrap();
+    bin
+}
+
+#[test]
+fn the_readme_test_command_passes_as_root_with_a_python3_the_bots_cannot_reach_first_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    if !needs::have(&[needs::ROOT]) {
+        return;
+    }
+    // A per-user interpreter (pyenv's under /root): a folder only root
+    // may enter, first on PATH.
+    let s = Scratch::new();
+    let private = s.join("home-of-root");
+    std::fs::create_dir_all(private.join("bin")).unwrap();
     let out = Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
         .output()
-        .expect("python3 is installed");
-    let python = text(&out.stdout).trim().to_string();
-    assert!(Path::new(&python).is_file(), "{python:?}");
-    std::os::unix::fs::symlink(python, bin.join("python3")).unwrap();
-    bin
+        .unwrap();
+    let real = text(&out.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&real, private.join("bin/python3")).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let reach = tournament::sandbox::unreachable_for(
+        &private.join("bin/python3"),
+        crate::fixture::NOBODY,
+        true,
+    );
+    assert!(
+        reach.is_some(),
+        "the stand-in must be out of the bots' reach"
+    );
+    let path = std::env::join_paths(std::iter::once(private.join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    // The test that failed so, run again by this test binary.
+    let test = "bots::a_player_whose_interpreter_is_missing_is_skipped_with_the_install_hint";
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads", "1"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("test result: ok. 1 passed"), "{said}");
 }
 
 #[test]

@@ -581,6 +581,23 @@ fn an_interpreter_out_of_the_bots_reach_gives_way_to_one_in_reach() {
             && err.contains("fewer than two players"),
         "{err}"
     );
+
+    // The same interpreter through a link in a folder everyone may enter
+    // (as a PATH of links to interpreters is made): the folder the link
+    // leads into is named, not a `chmod +x` of the link.
+    let _ = std::fs::remove_dir_all(root.join("results"));
+    let linked = root.join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::fs::set_permissions(&linked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(&shim, linked.join("python3")).unwrap();
+    let out = run(&linked.display().to_string());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains(&format!("blocked at {}", root.join("private").display())),
+        "{err}"
+    );
+    assert!(!err.contains("chmod +x"), "{err}");
 }
 
 /// A referee that is not root, under a low process limit (`ulimit -u`),
@@ -684,7 +701,7 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
                 crate::fixture::wait_until(60, || !records().is_empty()),
                 "no game was recorded"
             );
-            let mut h = as_user(Path::new("python3"), nproc);
+            let mut h = as_user(&crate::fixture::python3_every_user_can_run(), nproc);
             h.arg(&hog).arg(secs).stdout(std::process::Stdio::piped());
             h.spawn().unwrap()
         });

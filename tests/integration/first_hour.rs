@@ -6,6 +6,10 @@
 //! may not execute), once each with a count; `watch` following game after
 //! game; and the documentation's examples (tournament.toml snippets, the
 //! minimal bots of PROTOCOL.md, the bash one too) really work.
+//! Then the first hour again (issue 31): a crashing bot's stderr in `run`'s
+//! output and its forfeits in the crosstable and report, printed commands
+//! that work when pasted, nothing left behind by `play`, the start-up log's
+//! words, the ETA, `watch` replaying a finished game, and what a seed repeats.
 
 use std::path::Path;
 use std::time::Duration;
@@ -598,7 +602,7 @@ fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answe
     }
     assert!(marked > 10, "{watched}");
 
-    // A finished game: its result at once, and where to replay it.
+    // A finished game: its result at once, then its replay.
     let id = headers[0]
         .strip_prefix("game ")
         .unwrap()
@@ -607,7 +611,7 @@ fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answe
         .unwrap();
     let started = std::time::Instant::now();
     let out = s
-        .cmd(&["watch", id, "--wait-secs", "30"])
+        .cmd(&["watch", id, "--wait-secs", "30", "--pace-ms", "0"])
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
@@ -622,8 +626,454 @@ fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answe
         said.starts_with(&format!("game {id} is finished: ")),
         "{said}"
     );
+    assert!(said.contains("Its replay:"), "{said}");
+}
+
+#[test]
+fn watch_replays_a_finished_game_in_the_terminal_at_a_pace_or_step_by_step() {
+    use tournament::record::GameRecord;
+    let s = class_of("games-per-pairing = 1\nsize = 4\n", TWO_BUILTINS);
+    s.run_ok(&["run"], 120);
+    let record: GameRecord = serde_json::from_str(
+        std::fs::read_to_string(s.join("results/games.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let n = record.moves.len();
+    assert!(n > 3, "{record:?}");
+    let moves_shown = |said: &str| said.lines().filter(|l| l.starts_with("move ")).count();
+
+    // At a pace: every move drawn, the pace kept, the result last.
+    let started = std::time::Instant::now();
+    let out = s.run_ok(&["watch", &record.id, "--pace-ms", "150"], 60);
+    let took = started.elapsed();
+    let said = text(&out.stdout);
+    assert_eq!(moves_shown(&said), n, "{said}");
     assert!(
-        said.contains("Replay it with `tournament report`"),
+        took >= Duration::from_millis(150 * (n as u64 - 1)),
+        "{took:?}"
+    );
+    let last = &record.moves[n - 1];
+    assert!(
+        said.contains(&format!("move {n}: {} {}", last.color, last.mv)),
         "{said}"
     );
+    assert!(
+        said.trim_end().ends_with(&format!(
+            "game over: {}",
+            tournament::report::result_line(&record)
+        )),
+        "{said}"
+    );
+    // The final board is the record's: its disc count.
+    assert!(
+        said.contains(&format!(
+            "X {}  O {}\n",
+            record.discs.black, record.discs.white
+        )),
+        "{said}"
+    );
+
+    // Step by step: one move per Enter.
+    let out = s
+        .cmd(&["watch", &record.id, "--step"])
+        .write_stdin("\n".repeat(n))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(moves_shown(&said), n, "{said}");
+    assert_eq!(said.matches("(Enter: next move) ").count(), n - 1, "{said}");
+}
+
+/// A scratch folder whose tournament.toml has `players` (player tables)
+/// after a `[tournament]` table with `settings`.
+fn class_of(settings: &str, players: &str) -> Scratch {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &format!("[tournament]\nname = \"t\"\n{settings}\n{players}"),
+    );
+    s
+}
+
+/// A class with a bot that dies at once with a line on stderr (and an
+/// escape that must arrive visible, not as an escape), and a built-in.
+fn crashing_class(games: u32) -> Scratch {
+    let s = class_of(
+        &format!("games-per-pairing = {games}\n"),
+        "[[player]]\nname = \"crash\"\ncommand = [\"python3\", \"crash.py\"]\n\n\
+         [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n",
+    );
+    s.write(
+        "crash.py",
+        "import sys\n\
+         sys.stderr.write('before the crash\\n\\x1b[2Jindex 1 (=3) out of range RECOGNISABLE\\n')\n\
+         sys.exit(1)\n",
+    );
+    s
+}
+
+#[test]
+fn run_shows_a_crashing_bots_last_stderr_lines_and_its_games_log() {
+    let s = crashing_class(1);
+    let out = s.run_ok(&["run"], 120);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("forfeits (exited)"), "{stderr}");
+    assert!(
+        stderr.contains("last lines of its stderr:\n    | before the crash\n    | \\u{1b}[2Jindex 1 (=3) out of range RECOGNISABLE\n"),
+        "{stderr}"
+    );
+    let log = s.path().join("results/logs/r01.crash.greedy.log");
+    assert!(
+        stderr.contains(&format!("the game's log: {}", log.display())),
+        "{stderr}"
+    );
+    assert!(log.exists());
+}
+
+/// The command a printed line ends with (after `after`), split as a shell
+/// would, with the check that `tournament` accepts it as it is.
+fn pasted(stderr: &str, after: &str) -> tournament::cli::Cli {
+    use clap::Parser;
+    let line = stderr
+        .lines()
+        .find_map(|l| l.split_once(after).map(|(_, c)| c))
+        .unwrap_or_else(|| panic!("no `{after}` line:\n{stderr}"));
+    let words = shell_words::split(line).unwrap();
+    assert_eq!(
+        std::path::PathBuf::from(&words[0]),
+        crate::fixture::tournament_bin(),
+        "{line}"
+    );
+    tournament::cli::Cli::try_parse_from(&words)
+        .unwrap_or_else(|e| panic!("`{line}` is refused:\n{e}"))
+}
+
+const TWO_BUILTINS: &str = "[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n\
+                            [[player]]\nname = \"b\"\nbuiltin = \"greedy\"\n";
+
+#[test]
+fn the_live_pages_hint_for_the_network_is_a_command_that_is_accepted_as_printed() {
+    use std::io::BufRead;
+    use tournament::cli::Command;
+    let s = class_of("games-per-pairing = 1\nsize = 4\n", TWO_BUILTINS);
+    let out = s.run_ok(&["run", "--serve", "127.0.0.1:0"], 120);
+    let stderr = text(&out.stderr);
+    let hint = "to show it to the network (anyone who can reach this machine can watch): ";
+    match pasted(&stderr, hint).command {
+        Command::Run(args) => {
+            let addr = args.serve.expect("--serve given");
+            assert!(addr.ip().is_unspecified() && addr.port() != 0, "{addr}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!stderr.contains("--addr"), "`run` has no --addr:\n{stderr}");
+
+    // `serve` says the same with its own option.
+    let mut serve = std::process::Command::new(crate::fixture::tournament_bin())
+        .current_dir(s.path())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    for line in std::io::BufReader::new(serve.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains(hint) {
+            break;
+        }
+    }
+    let _ = serve.kill();
+    let _ = serve.wait();
+    match pasted(&said, hint).command {
+        Command::Serve(args) => assert!(args.addr.ip().is_unspecified(), "{said}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_start_hint_for_a_bot_started_by_hand_works_when_pasted_into_a_shell() {
+    let s = class_of(
+        "games-per-pairing = 1\nsize = 4\n\n[time]\nmove-ms = 3000\n",
+        "[[player]]\nname = \"student\"\nwait = true\n\
+         hand-command = \"python3 students/human.py\"\n\n\
+         [[player]]\nname = \"rnd\"\nbuiltin = \"random\"\n",
+    );
+    // The student's bot is the shipped weighted one, beside its library.
+    for file in ["mailbox.py", "weighted.py"] {
+        let to = if file == "weighted.py" {
+            "human.py"
+        } else {
+            file
+        };
+        std::fs::create_dir_all(s.join("students")).unwrap();
+        std::fs::copy(
+            project_root().join("bots/python").join(file),
+            s.join("students").join(to),
+        )
+        .unwrap();
+    }
+    let err_path = s.join("run.err");
+    let mut run = std::process::Command::new(crate::fixture::tournament_bin())
+        .current_dir(s.path())
+        .arg("run")
+        .env_remove("TOURNAMENT_LOG")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let stderr = || std::fs::read_to_string(&err_path).unwrap_or_default();
+    let hint = "start it there with: ";
+    assert!(
+        crate::fixture::wait_until(30, || stderr().contains(hint)),
+        "{}",
+        stderr()
+    );
+    let said = stderr();
+    let command = said
+        .lines()
+        .find_map(|l| l.split_once(hint).map(|(_, c)| c.to_string()))
+        .unwrap();
+    // Pasted as it is, from anywhere (here: the filesystem's root).
+    use std::os::unix::process::CommandExt;
+    let bot = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir("/")
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let done = crate::fixture::wait_until(60, || run.try_wait().unwrap().is_some());
+    let _ = run.kill();
+    let status = run.wait().unwrap();
+    // The shell and the bot it started.
+    unsafe { libc::kill(-(bot.id() as i32), libc::SIGKILL) };
+    let bot_err = bot.wait_with_output().unwrap();
+    assert!(
+        done && status.success(),
+        "{command}\n{}\nbot: {}",
+        stderr(),
+        text(&bot_err.stderr)
+    );
+    let games = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    assert!(
+        games.contains("\"reason\":\"normal\""),
+        "{command}: {games}"
+    );
+}
+
+#[test]
+fn the_start_up_log_names_the_results_lock_as_what_it_is() {
+    let s = class_of(
+        "games-per-pairing = 1\nsize = 4\nboard = \"board\"\nresults = \"results\"\n",
+        TWO_BUILTINS,
+    );
+    let out = s.run_ok(&["run"], 120);
+    let stderr = text(&out.stderr);
+    let board = s.path().join("board");
+    let lock = s.path().join("results/lock");
+    assert!(
+        stderr.contains(&format!("made the board folder {}\n", board.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "made the results lock folder {}\n",
+            lock.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(&format!("made the board folder {}", lock.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_progress_bar_shows_no_eta_before_a_game_has_finished() {
+    if !crate::needs::have(&[crate::needs::Need::Program("script", "util-linux")]) {
+        return;
+    }
+    let slow: Vec<String> = crate::fixture::fakebot("slow 300")
+        .split(' ')
+        .map(|w| format!("{w:?}"))
+        .collect();
+    let s = class_of(
+        "games-per-pairing = 2\nconcurrency = 1\nsize = 4\n\n[time]\nmove-ms = 3000\n",
+        &format!(
+            "[[player]]\nname = \"slow\"\ncommand = [{}]\n\n\
+             [[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n",
+            slow.join(", ")
+        ),
+    );
+    // On a terminal (script's), where the bar is drawn.
+    let run = format!(
+        "{} run",
+        shell_words::quote(&crate::fixture::tournament_bin().display().to_string())
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qefc", &run, "typescript"])
+        .current_dir(s.path())
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "200")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let screen = std::fs::read_to_string(s.join("typescript")).unwrap_or_default();
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("0/2 games · 1 running"), "{screen}");
+    assert!(!screen.contains("0/2 games · ETA"), "{screen}");
+}
+
+#[test]
+fn play_without_a_tournament_file_leaves_nothing_in_the_current_folder() {
+    let s = Scratch::new();
+    let out = s.run_ok(
+        &[
+            "play", "--black", "random", "--white", "greedy", "--size", "4",
+        ],
+        60,
+    );
+    let stderr = text(&out.stderr);
+    let left: Vec<_> = std::fs::read_dir(s.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}\n{stderr}");
+    // Its board was a folder of its own, gone now.
+    let board = stderr
+        .lines()
+        .find_map(|l| l.split_once("made the board folder ").map(|(_, p)| p))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(!std::path::Path::new(board).exists(), "{board}");
+    assert!(
+        !board.starts_with(&s.path().display().to_string()),
+        "{board}"
+    );
+}
+
+#[test]
+fn the_readme_says_what_a_seed_repeats_and_built_in_games_do_repeat() {
+    let readme = std::fs::read_to_string(project_root().join("README.md")).unwrap();
+    let (_, section) = readme
+        .split_once("**What a seed makes repeatable.**")
+        .expect("README.md says what a seed makes repeatable");
+    let section = section.split("\n\n").next().unwrap();
+    for said in [
+        "openings",
+        "built-in bots",
+        "pairings",
+        "engine's own randomness",
+        "timing",
+    ] {
+        assert!(section.contains(said), "`{said}` missing:\n{section}");
+    }
+    // What it promises: the same games from the same seed, whatever
+    // process or order plays them.
+    let games = || {
+        let s = class_of(
+            "games-per-pairing = 2\nconcurrency = 2\nsize = 6\n\n[openings]\nrandom-plies = 4\nseed = 7\n",
+            &format!("{TWO_BUILTINS}\n[[player]]\nname = \"c\"\nbuiltin = \"weighted\"\n"),
+        );
+        s.run_ok(&["run"], 120);
+        let mut games: Vec<(String, String)> =
+            std::fs::read_to_string(s.join("results/games.jsonl"))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let r: tournament::record::GameRecord = serde_json::from_str(l).unwrap();
+                    (r.id, r.transcript)
+                })
+                .collect();
+        games.sort();
+        games
+    };
+    let first = games();
+    assert_eq!(first.len(), 6);
+    assert_eq!(first, games());
+}
+
+#[test]
+fn the_crosstable_counts_forfeits_and_the_report_links_each_to_its_log() {
+    let s = crashing_class(2);
+    let out = s.run_ok(&["run"], 120);
+    let table = text(&out.stdout);
+    let header = table.lines().next().unwrap();
+    assert!(header.contains("W-D-L  Forfeits  Discs"), "{table}");
+    let at = header.find("Forfeits").unwrap() + "Forfeits".len();
+    let forfeits_of = |name: &str| {
+        let row = table.lines().find(|l| l.contains(name)).unwrap();
+        row[..at].split_whitespace().last().unwrap().to_string()
+    };
+    assert_eq!(forfeits_of("crash"), "2", "{table}");
+    assert_eq!(forfeits_of("greedy"), "0", "{table}");
+
+    // The report beside the results: relative links to logs that exist.
+    s.run_ok(&["report"], 60);
+    let html = std::fs::read_to_string(s.join("results/report.html")).unwrap();
+    for id in ["r01.crash.greedy", "r02.greedy.crash"] {
+        let href = format!("href=\"logs/{id}.log\">its log</a>");
+        assert!(html.contains(&href), "{href} missing");
+        assert!(s.join(&format!("results/logs/{id}.log")).is_file());
+    }
+    // Written elsewhere, the links still reach them.
+    s.run_ok(&["report", "-o", "elsewhere.html"], 60);
+    let html = std::fs::read_to_string(s.join("elsewhere.html")).unwrap();
+    let href = format!(
+        "href=\"file://{}/results/logs/r01.crash.greedy.log\"",
+        s.path().display()
+    );
+    assert!(html.contains(&href), "{href} missing");
+}
+
+#[test]
+fn the_commands_watch_names_for_finished_games_work_from_where_it_was_run() {
+    let s = class_of("games-per-pairing = 1\nsize = 4\n", TWO_BUILTINS);
+    s.run_ok(&["run"], 120);
+    std::fs::create_dir_all(s.join("elsewhere")).unwrap();
+    let out = crate::fixture::tournament()
+        .current_dir(s.join("elsewhere"))
+        .args(["watch", "--results", "../results", "--wait-secs", "1"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let said = text(&out.stderr);
+    assert!(!out.status.success(), "no game runs: {said}");
+    let commands: Vec<&str> = said
+        .split_once("finished games: ")
+        .unwrap_or_else(|| panic!("{said}"))
+        .1
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    assert_eq!(commands.len(), 2, "{said}");
+    for command in commands {
+        let words = shell_words::split(command).unwrap();
+        assert_eq!(
+            std::path::PathBuf::from(&words[0]),
+            crate::fixture::tournament_bin(),
+            "{command}"
+        );
+        // Pasted where watch was run, each works.
+        let out = std::process::Command::new(&words[0])
+            .args(&words[1..])
+            .current_dir(s.join("elsewhere"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "`{command}`: {}", text(&out.stderr));
+    }
+    assert!(s.join("results/report.html").is_file());
 }

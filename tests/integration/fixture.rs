@@ -139,3 +139,32 @@ pub fn record_of(stdout: &[u8]) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no JSON record in stdout: {text}"));
     serde_json::from_str(line).unwrap()
 }
+
+/// Any user but the referee's (`nobody`), for reach checks.
+pub const NOBODY: (u32, u32) = (65534, 65534);
+
+/// The python3 interpreter itself (`sys.executable`, not a shim such as
+/// pyenv's) of the first python3 on PATH that every user can run: as
+/// root, bots and other users cannot enter a per-user interpreter's
+/// folder (pyenv's under /root), and the referee passes over it the same way.
+pub fn python3_every_user_can_run() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let pythons: Vec<PathBuf> = std::env::split_paths(&path)
+        .map(|dir| dir.join("python3"))
+        .filter(|p| p.is_file())
+        .filter_map(|p| {
+            let out = std::process::Command::new(&p)
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .ok()?;
+            Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+        })
+        .filter(|exe| exe.is_file())
+        .collect();
+    let root = unsafe { libc::geteuid() } == 0;
+    pythons
+        .iter()
+        .find(|exe| !root || tournament::sandbox::unreachable_for(exe, NOBODY, true).is_none())
+        .unwrap_or_else(|| panic!("no python3 on PATH that every user can run: {pythons:?}"))
+        .clone()
+}

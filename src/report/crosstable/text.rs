@@ -1,5 +1,6 @@
 //! The crosstable as aligned text for a terminal: one row per player with
-//! rank, name, points, games, W-D-L, disc difference and Elo ± error,
+//! rank, name, points, games, W-D-L, forfeits (only when a game was
+//! forfeited), disc difference and Elo ± error,
 //! followed by the score matrix, whose columns are numbered by row (the
 //! same numbers as the ranks unless players tie for a rank: `1, 1, 3`),
 //! then the statistics lines (SPRT, pairings, disc margins, Swiss).
@@ -14,6 +15,9 @@ const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
 const RESET: &str = "\x1b[0m";
 
+/// The heading of the column of games lost by a forfeit.
+pub(super) const FORFEITS: &str = "Forfeits";
+
 /// Columns are separated by this.
 const GAP: &str = "  ";
 
@@ -27,21 +31,20 @@ enum Align {
 /// when positive and red when negative.
 pub(super) fn render(table: &Crosstable, color: bool) -> String {
     let n = table.standings.len();
-    let mut header: Vec<String> = ["#", "Player", "Points", "Games", "W-D-L", "Discs", "Elo"]
+    // Games lost by a forfeit, each player's, when there were any.
+    let forfeits = table.standings.iter().any(|s| s.forfeits > 0);
+    let mut header: Vec<String> = ["#", "Player", "Points", "Games", "W-D-L"]
         .iter()
         .map(|s| s.to_string())
         .collect();
+    if forfeits {
+        header.push(FORFEITS.into());
+    }
+    header.extend(["Discs".to_string(), "Elo".to_string()]);
+    let elo_column = header.len() - 1;
     header.extend((1..=n).map(|k| k.to_string()));
-    let mut align = vec![
-        Align::Right,
-        Align::Left,
-        Align::Right,
-        Align::Right,
-        Align::Right,
-        Align::Right,
-        Align::Right,
-    ];
-    align.extend(std::iter::repeat_n(Align::Right, n));
+    let mut align = vec![Align::Right, Align::Left];
+    align.extend(std::iter::repeat_n(Align::Right, header.len() - 2));
 
     // Elo and its error are aligned separately, so that the `±` line up.
     let elos: Vec<String> = table.standings.iter().map(|s| super::elo(s.elo)).collect();
@@ -64,9 +67,14 @@ pub(super) fn render(table: &Crosstable, color: bool) -> String {
                 super::points(s.points),
                 s.games.to_string(),
                 format!("{}-{}-{}", s.wins, s.draws, s.losses),
+            ];
+            if forfeits {
+                row.push(s.forfeits.to_string());
+            }
+            row.extend([
                 super::signed(s.disc_diff),
                 format!("{:>we$} ± {:>wr$}", elos[i], errors[i]),
-            ];
+            ]);
             row.extend((0..n).map(|j| super::cell(table, i, j)));
             row
         })
@@ -103,7 +111,7 @@ pub(super) fn render(table: &Crosstable, color: bool) -> String {
             Some(RED)
         };
         out.push_str(&line(row, &widths, &align, |c, padded| match elo_color {
-            Some(code) if c == 6 => {
+            Some(code) if c == elo_column => {
                 let body = padded.trim_start();
                 let pad = &padded[..padded.len() - body.len()];
                 format!("{pad}{code}{body}{RESET}")
@@ -247,6 +255,24 @@ mod tests {
         assert!(coloured.starts_with(BOLD));
         assert!(coloured.contains(GREEN) && coloured.contains(RED));
         assert_eq!(strip(&coloured), plain);
+    }
+
+    #[test]
+    fn a_forfeits_column_only_when_a_game_was_forfeited() {
+        let t = sample();
+        assert!(t.standings.iter().all(|s| s.forfeits == 0));
+        assert!(!render(&t, false).contains(FORFEITS));
+        let mut t = sample();
+        t.standings[1].forfeits = 2;
+        let text = render(&t, true);
+        let plain = strip(&text);
+        let lines: Vec<&str> = plain.lines().collect();
+        assert!(lines[0].contains("W-D-L  Forfeits  Discs"), "{plain}");
+        let at = lines[0].find("Forfeits").unwrap() + FORFEITS.len() - 1;
+        assert_eq!(&lines[2][at..at + 1], "2", "{plain}");
+        assert_eq!(&lines[1][at..at + 1], "0", "{plain}");
+        // Elo is still the coloured column.
+        assert!(text.contains(GREEN) || text.contains(RED), "{text}");
     }
 
     #[test]
