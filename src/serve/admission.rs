@@ -222,7 +222,10 @@ mod tests {
             .collect();
         assert!(admission.admit(one).is_none(), "over its share");
         let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
-        assert!(admission.admit(mapped).is_none(), "the same address in IPv6");
+        assert!(
+            admission.admit(mapped).is_none(),
+            "the same address in IPv6"
+        );
         let other = admission.admit("10.0.0.2".parse().unwrap());
         assert!(other.is_some(), "another address is let in");
         drop(slots);
@@ -239,7 +242,9 @@ mod tests {
             })
             .collect();
         assert!(admission.admit("2001:db8::ffff".parse().unwrap()).is_none());
-        assert!(admission.admit("2001:db8:0:1::1".parse().unwrap()).is_some());
+        assert!(admission
+            .admit("2001:db8:0:1::1".parse().unwrap())
+            .is_some());
         drop(slots);
     }
 }

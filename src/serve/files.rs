@@ -41,10 +41,7 @@ pub fn resolve(root: &Path, rest: &str) -> Option<PathBuf> {
 
 /// A single file name: not empty, not `.` or `..`, no separator or NUL.
 fn plain(segment: &str) -> bool {
-    !segment.is_empty()
-        && segment != "."
-        && segment != ".."
-        && !segment.contains(['/', '\\', '\0'])
+    !segment.is_empty() && segment != "." && segment != ".." && !segment.contains(['/', '\\', '\0'])
 }
 
 /// `%XX` decoded; `None` for a bad escape or bytes that are not UTF-8.

@@ -363,7 +363,11 @@ impl Site {
         let Ok(meta) = file.metadata().await else {
             return not_found();
         };
-        let mut response = answer(StatusCode::OK, TEXT, FileBody::new(file, meta.len()).boxed());
+        let mut response = answer(
+            StatusCode::OK,
+            TEXT,
+            FileBody::new(file, meta.len()).boxed(),
+        );
         if let Ok(len) = HeaderValue::from_str(&meta.len().to_string()) {
             response.headers_mut().insert(header::CONTENT_LENGTH, len);
         }
