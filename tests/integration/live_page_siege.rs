@@ -157,7 +157,7 @@ fn a_siege_of_the_live_page_costs_no_game_and_bounded_memory() {
                 *slot = open(reader_from(i), to, READ_LOG);
             }
         }
-        if round % 10 == 0 {
+        if round.is_multiple_of(10) {
             // A stalled connection closed by the server (its head is
             // late) is opened again, as a siege would.
             for (i, slot) in stalled.iter_mut().enumerate() {

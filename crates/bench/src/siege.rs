@@ -123,7 +123,7 @@ fn besiege(addr: SocketAddr, log: &PathBuf, stop: &AtomicBool) -> anyhow::Result
                 *slot = open(reader_from(i), addr, READ_LOG);
             }
         }
-        if round % 10 == 0 {
+        if round.is_multiple_of(10) {
             for (i, slot) in stalled.iter_mut().enumerate() {
                 if slot.as_mut().is_none_or(|s| closed(s, 1)) {
                     *slot = open(stalled_from(i), addr, HALF_HEAD);
