@@ -804,6 +804,20 @@ fn siege_rows(
             Unit::Millis,
         )),
     ];
+    let slowest = [
+        rows.add(Row::new("  slowest move, no visitors", Unit::Millis)),
+        rows.add(Row::new("  slowest move, under siege", Unit::Millis)),
+    ];
+    let cpu = [
+        rows.add(Row::new(
+            "  referee's own CPU per game, no visitors",
+            Unit::Millis,
+        )),
+        rows.add(Row::new(
+            "  referee's own CPU per game, under siege",
+            Unit::Millis,
+        )),
+    ];
     let lost = [
         rows.add(
             Row::new("  games forfeited, no visitors", Unit::Count).target(Target::Exactly(0.0)),
@@ -836,13 +850,18 @@ fn siege_rows(
                 Ok(m) => {
                     rows.push(rate[k], m.rate);
                     rows.push(p95[k], m.p95_move_ms);
+                    rows.push(slowest[k], m.max_move_ms);
+                    rows.push(cpu[k], m.referee_cpu_ms_per_game);
                     rows.push(lost[k], m.forfeits as f64);
                     rows.push(rss[k], m.peak_rss_mib);
                 }
                 Err(e) => {
                     let why = err_line(&e);
                     notes.push(format!("live page siege, run {rep}: {why}"));
-                    rows.fail(&[rate[k], p95[k], lost[k], rss[k]], &why);
+                    rows.fail(
+                        &[rate[k], p95[k], slowest[k], cpu[k], lost[k], rss[k]],
+                        &why,
+                    );
                 }
             }
         }

@@ -7,7 +7,8 @@
 //! Owns the siege (plain sockets from many loopback addresses, as from many
 //! machines, so that the limit per client address does not turn it away)
 //! and the figures: games/s from the journal, the moves' 95th percentile
-//! time, the games forfeited, the referee's peak RSS.
+//! and slowest time, the games forfeited, the referee's own CPU time per
+//! game, the referee's peak RSS.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
@@ -37,7 +38,12 @@ pub const GAMES: u32 = 4;
 pub struct Measured {
     pub rate: f64,
     pub p95_move_ms: f64,
+    /// The slowest move's time (the bots' limit is `move-ms` = 5000).
+    pub max_move_ms: f64,
     pub forfeits: usize,
+    /// The referee's own CPU time (its threads, the page's among them;
+    /// not its bots') per game.
+    pub referee_cpu_ms_per_game: f64,
     pub peak_rss_mib: f64,
 }
 
@@ -86,6 +92,9 @@ pub fn measure(dir: &Path, scripts: &Path, siege: bool) -> anyhow::Result<Measur
     Ok(Measured {
         rate: super::viewers::journal_rate(dir)?,
         p95_move_ms: percentile(&moves, 95.0).unwrap_or(f64::NAN),
+        max_move_ms: moves.iter().copied().fold(f64::NAN, f64::max),
+        referee_cpu_ms_per_game: ran.sampled.map_or(f64::NAN, |s| s.own_cpu_s) * 1000.0
+            / records.len().max(1) as f64,
         forfeits: records.iter().filter(|r| r.forfeit.is_some()).count(),
         peak_rss_mib: ran.sampled.map_or(0, |s| s.own_hwm_kib) as f64 / 1024.0,
     })
