@@ -18,10 +18,11 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
+use tokio::sync::watch;
 
 use crate::game::{board_string, replay_transcript, Position};
 use crate::rating::sprt::{Decision, Sprt};
@@ -479,10 +480,14 @@ fn eta(records: &[GameRecord], total: usize) -> Option<u64> {
     Some((per_game * left as f64).round() as u64)
 }
 
-/// The latest snapshot, as JSON, numbered; viewers wait on it.
+/// A snapshot as JSON and its number (numbers grow by one per change).
+pub type Numbered = (u64, Arc<String>);
+
+/// The latest snapshot, as JSON, numbered; viewers subscribe to it (a
+/// `tokio::sync::watch` channel: a viewer that falls behind sees only the
+/// newest, and waiting costs no thread).
 pub struct Feed {
-    latest: Mutex<(u64, Arc<String>)>,
-    changed: Condvar,
+    latest: watch::Sender<Numbered>,
     reader: Mutex<Reader>,
 }
 
@@ -493,8 +498,7 @@ impl Feed {
         reader.look();
         let json = serde_json::to_string(&reader.snapshot()).expect("plain values");
         Feed {
-            latest: Mutex::new((1, Arc::new(json))),
-            changed: Condvar::new(),
+            latest: watch::Sender::new((1, Arc::new(json))),
             reader: Mutex::new(reader),
         }
     }
@@ -508,28 +512,20 @@ impl Feed {
             }
             serde_json::to_string(&reader.snapshot()).expect("plain values")
         };
-        let mut latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
-        *latest = (latest.0 + 1, Arc::new(json));
-        self.changed.notify_all();
+        self.latest
+            .send_modify(|latest| *latest = (latest.0 + 1, Arc::new(json)));
     }
 
     /// The current snapshot and its number.
-    pub fn latest(&self) -> (u64, Arc<String>) {
-        self.latest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    pub fn latest(&self) -> Numbered {
+        self.latest.borrow().clone()
     }
 
-    /// The first snapshot newer than number `seen`, waiting at most
-    /// `timeout` for it.
-    pub fn newer_than(&self, seen: u64, timeout: Duration) -> Option<(u64, Arc<String>)> {
-        let guard = self.latest.lock().unwrap_or_else(|e| e.into_inner());
-        let (guard, _) = self
-            .changed
-            .wait_timeout_while(guard, timeout, |l| l.0 <= seen)
-            .unwrap_or_else(|e| e.into_inner());
-        (guard.0 > seen).then(|| guard.clone())
+    /// Every snapshot from now on (the current one counts as unseen).
+    pub fn subscribe(&self) -> watch::Receiver<Numbered> {
+        let mut rx = self.latest.subscribe();
+        rx.mark_changed();
+        rx
     }
 
     /// The tournament's name, as its stored schedule gives it.
@@ -540,12 +536,6 @@ impl Feed {
             .title
             .clone()
             .unwrap_or_else(|| "tournament".into())
-    }
-
-    /// Wakes every waiting viewer (when the server stops).
-    pub fn wake_all(&self) {
-        let _guard = self.latest.lock().unwrap_or_else(|e| e.into_inner());
-        self.changed.notify_all();
     }
 }
 

@@ -1,37 +1,47 @@
 //! Which file of the results folder a `/results/...` address names, if
 //! any: the one place that decides what the live page's server may read.
 //!
-//! Owns the rule: every segment is percent-decoded on its own and must be a
-//! plain name (not empty, not `.` or `..`, no `/`, `\` or NUL once
-//! decoded), so neither `..`, an absolute path, nor an encoded separator
-//! (`%2f`, `%2e%2e%2f`, `%5c`) can leave the folder; and the file, with
-//! every symbolic link resolved, must still lie inside the folder and be a
-//! regular file. Reads nothing but metadata; never writes.
+//! Owns the allow-list: only what the page links, a game's log
+//! (`logs/<name>.log`). Nothing else of the results folder (not the lock
+//! and its `OWNER` record, not the journal, the schedule or the sandbox
+//! statement) and nothing outside it. Each of the two segments is
+//! percent-decoded on its own and must be a plain name (not empty, not `.`
+//! or `..`, no `/`, `\` or NUL once decoded), so neither `..`, an absolute
+//! path, nor an encoded separator (`%2f`, `%2e%2e%2f`, `%5c`) can leave
+//! `logs/`; and the file, with every symbolic link resolved, must still lie
+//! in the folder's `logs/` and be a regular file. Reads nothing but
+//! metadata; never writes.
 
 use std::path::{Path, PathBuf};
 
-/// The file under `root` that `rest` (what follows `/results/` in the
+/// The only folder of the results folder the page links into.
+const LOGS: &str = "logs";
+/// What a game's log is called in it: `<game id>.log`.
+const LOG_SUFFIX: &str = ".log";
+
+/// The game log under `root` that `rest` (what follows `/results/` in the
 /// address, still percent-encoded, without query) names; `None` for
 /// anything else.
 pub fn resolve(root: &Path, rest: &str) -> Option<PathBuf> {
-    let mut path = root.to_path_buf();
-    for raw in rest.split('/') {
-        let segment = percent_decode(raw)?;
-        if segment.is_empty()
-            || segment == "."
-            || segment == ".."
-            || segment.contains(['/', '\\', '\0'])
-        {
-            return None;
-        }
-        path.push(segment);
+    let mut segments = rest.split('/').map(percent_decode);
+    let (folder, name) = (segments.next()??, segments.next()??);
+    if segments.next().is_some() || folder != LOGS || !plain(&name) {
+        return None;
     }
-    let real = std::fs::canonicalize(&path).ok()?;
-    let real_root = std::fs::canonicalize(root).ok()?;
-    if !real.starts_with(&real_root) || !real.is_file() {
+    if !name.ends_with(LOG_SUFFIX) || name.len() == LOG_SUFFIX.len() {
+        return None;
+    }
+    let real = std::fs::canonicalize(root.join(LOGS).join(&name)).ok()?;
+    let real_logs = std::fs::canonicalize(root.join(LOGS)).ok()?;
+    if real.parent() != Some(real_logs.as_path()) || !real.is_file() {
         return None;
     }
     Some(real)
+}
+
+/// A single file name: not empty, not `.` or `..`, no separator or NUL.
+fn plain(segment: &str) -> bool {
+    !segment.is_empty() && segment != "." && segment != ".." && !segment.contains(['/', '\\', '\0'])
 }
 
 /// `%XX` decoded; `None` for a bad escape or bytes that are not UTF-8.
@@ -57,7 +67,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_plain_names_inside_the_folder_resolve() {
+    fn only_game_logs_inside_the_folder_resolve() {
         let top = tempfile::tempdir().unwrap();
         let root = top.path().join("results");
         std::fs::create_dir_all(root.join("logs")).unwrap();
@@ -76,10 +86,26 @@ mod tests {
             "an encoded separator"
         );
         assert_eq!(
-            resolve(&root, "games.jsonl"),
-            Some(real.join("games.jsonl"))
+            resolve(&root, "logs/r1%2ea.b.log"),
+            Some(real.join("logs/r1.a.b.log")),
+            "a segment is decoded on its own"
         );
+        let owner = root.join("lock/REFEREE");
+        std::fs::create_dir_all(&owner).unwrap();
+        std::fs::write(owner.join("OWNER"), "token").unwrap();
+        std::fs::write(root.join("logs/notes.txt"), "").unwrap();
+        std::fs::write(root.join("logs/.log"), "").unwrap();
+        std::fs::create_dir_all(root.join("logs/sub")).unwrap();
+        std::fs::write(root.join("logs/sub/x.log"), "").unwrap();
         for bad in [
+            "games.jsonl",
+            "schedule.json",
+            "lock/REFEREE/OWNER",
+            "lock%2FREFEREE%2FOWNER",
+            "logs/notes.txt",
+            "logs/.log",
+            "logs/sub/x.log",
+            "logs/../lock/REFEREE/OWNER",
             "../secret.txt",
             "logs/../../secret.txt",
             "%2e%2e/secret.txt",

@@ -3,45 +3,66 @@
 //! every running game move by move and the latest finished games, kept up
 //! to date by server-sent events.
 //!
-//! Owns the HTTP side: listening, the routes, the event streams. HTTP
-//! itself (parsing requests, chunked bodies, HEAD) is the `touche` crate's;
-//! this module owns only the accept loop, so that every connection gets
-//! its own thread (an event stream holds its thread for as long as the
-//! viewer watches: a classroom's hundred viewers are a hundred idle
-//! threads, and no viewer waits behind another) and so that the server can
-//! stop, and the limits a page open to a room's network needs: at most
-//! [`MAX_CONNECTIONS`] at once, one request per connection (every answer
-//! closes it), and a request head of at most [`MAX_HEAD`] bytes, seen
-//! whole in the socket's buffer before touche reads it (touche itself
-//! reads a head of any length). Works from the results folder alone (the referee may
-//! run on another machine), only reads it, and serves no file outside it
-//! (`files`). The data is `feed`'s, the page `page`'s, the replay of a
-//! finished game the HTML report's.
+//! Owns the HTTP side: listening, the routes, the event streams, and that
+//! a viewer can never cost a game its time. HTTP itself (parsing requests,
+//! chunked bodies, HEAD, the timeout for a request head) is the `hyper`
+//! crate's, on a single-threaded `tokio` runtime: one thread serves every
+//! connection, event-driven (a connection that sends half a request head
+//! costs a few KB of buffer and no thread, and nothing looks at it until
+//! bytes arrive or its time is up). That thread, the runtime's helper
+//! threads (file reads, the report) and the thread that looks at the
+//! folder all run at nice [`NICE`] (Linux's priority is per thread): the
+//! referee's own threads and the bots come first, and the page gets the
+//! CPU they leave. Limits a page open to a room's network needs
+//! (`admission`): connections per client address and in all, a request
+//! head of at most [`MAX_HEAD`] bytes within [`HEAD_TIMEOUT`], a
+//! connection that moves nothing for `admission::IDLE` closed, one request
+//! per connection. What is sent is held a chunk at a time (`bodies`): a
+//! game's log streamed from its file, the page, the snapshot and the
+//! report shared by every viewer of the same snapshot (one copy each, not
+//! one per viewer). Works from the results folder alone (the referee may
+//! run on another machine), only reads it, and serves only what the page
+//! links (`files`: the games' logs; never the lock, its `OWNER`, the
+//! config or anything outside). The data is `feed`'s, the page `page`'s,
+//! the replay of a finished game the HTML report's.
 //!
 //! Routes: `/` the page, `/events` the stream (`event: state`, the
 //! snapshot as JSON, on every change), `/state` the snapshot once,
-//! `/report` the HTML report of the games so far, `/results/<file>` a file
-//! of the results folder (a game's log: `/results/logs/<id>.log`).
+//! `/report` the HTML report of the games so far, `/results/logs/<id>.log`
+//! a game's log. Anything else: 404.
 
+mod admission;
+mod bodies;
 pub mod feed;
 pub mod files;
 mod page;
 pub mod referee;
 
 use std::convert::Infallible;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use touche::{header, Body, Method, Request, Response, StatusCode};
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::sync::{mpsc, watch};
 
 use crate::report::html;
 use crate::results::{read_records, GAMES_FILE};
 
-use feed::Feed;
+use admission::{idle_out, Admission, Slot, Watched};
+use bodies::{ChannelBody, FileBody};
+use feed::{Feed, Numbered};
 
 /// How often the results folder is looked at (less often when a look
 /// takes long: see [`LiveServer::start`]).
@@ -50,41 +71,55 @@ const LOOK_EVERY: Duration = Duration::from_millis(250);
 const STOP_CHECK: Duration = Duration::from_millis(25);
 /// A comment line this often keeps idle streams open (and finds gone viewers).
 const KEEPALIVE: Duration = Duration::from_secs(15);
-/// How often the listener looks for new connections (it polls, so that it
-/// can stop).
-const ACCEPT_EVERY: Duration = Duration::from_millis(10);
-/// A connection that sends no request for this long is closed (it frees
-/// its thread); a viewer that reads nothing for this long is dropped.
-const IDLE: Duration = Duration::from_secs(30);
-/// The longest request head answered.
+/// The time a client has to send its whole request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest request head answered (longer: 431).
 const MAX_HEAD: usize = 16 * 1024;
-/// Connections open at once; more are closed unanswered.
-const MAX_CONNECTIONS: usize = 1024;
+/// How long the listener waits when it cannot accept (out of files).
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+/// The serving threads' nice value: the lowest priority there is.
+const NICE: libc::c_int = 19;
+/// Threads for the runtime's blocking work (file reads, the report).
+const HELPERS: usize = 2;
 
 /// What every answer carries: nothing may be loaded from elsewhere.
 const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:";
+
+/// The body of every answer.
+type Reply = BoxBody<Bytes, io::Error>;
 
 /// A running server; it stops when dropped or [`LiveServer::stop`]ped.
 pub struct LiveServer {
     addr: SocketAddr,
     feed: Arc<Feed>,
     stop: Arc<AtomicBool>,
+    shutdown: watch::Sender<bool>,
     threads: Vec<JoinHandle<()>>,
 }
 
 impl LiveServer {
     /// Listens on `addr` and serves the results folder `results`.
     pub fn start(results: &Path, addr: SocketAddr) -> anyhow::Result<LiveServer> {
-        let listener =
-            TcpListener::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .max_blocking_threads(HELPERS)
+            .thread_name("live-page")
+            .on_thread_start(below_the_games)
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot start the live page's server: {e}"))?;
         let feed = Arc::new(Feed::new(results));
         let stop = Arc::new(AtomicBool::new(false));
+        let (shutdown, stopping) = watch::channel(false);
         let mut threads = Vec::new();
         {
             let (feed, stop) = (Arc::clone(&feed), Arc::clone(&stop));
             threads.push(std::thread::spawn(move || {
+                below_the_games();
                 while !stop.load(Ordering::Relaxed) {
                     let clock = Instant::now();
                     feed.refresh();
@@ -97,44 +132,28 @@ impl LiveServer {
                         std::thread::sleep(STOP_CHECK);
                     }
                 }
-                feed.wake_all();
             }));
         }
-        {
-            let site = Site {
-                results: results.to_path_buf(),
-                feed: Arc::clone(&feed),
-                stop: Arc::clone(&stop),
-            };
-            let open = Arc::new(AtomicUsize::new(0));
-            threads.push(std::thread::spawn(move || {
-                while !site.stop.load(Ordering::Relaxed) {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-                                open.fetch_sub(1, Ordering::SeqCst);
-                                continue; // dropped: closed
-                            }
-                            let (site, done) = (site.clone(), Arc::clone(&open));
-                            let spawned = std::thread::Builder::new().spawn(move || {
-                                site.serve(stream);
-                                done.fetch_sub(1, Ordering::SeqCst);
-                            });
-                            if spawned.is_err() {
-                                // No thread to be had: the connection is
-                                // closed, the server goes on.
-                                open.fetch_sub(1, Ordering::SeqCst);
-                            }
-                        }
-                        Err(_) => std::thread::sleep(ACCEPT_EVERY),
-                    }
-                }
-            }));
-        }
+        let site = Arc::new(Site {
+            results: results.to_path_buf(),
+            feed: Arc::clone(&feed),
+            admission: Arc::new(Admission::new()),
+            stopping,
+            page: Mutex::new(None),
+            report: tokio::sync::Mutex::new(None),
+        });
+        threads.push(std::thread::spawn(move || {
+            below_the_games();
+            runtime.block_on(site.listen(listener));
+            // Whatever is still open (a head never finished, a viewer
+            // that reads nothing) is closed with the runtime.
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }));
         Ok(LiveServer {
             addr,
             feed,
             stop,
+            shutdown,
             threads,
         })
     }
@@ -176,7 +195,7 @@ impl LiveServer {
 
     fn shutdown(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.feed.wake_all();
+        self.shutdown.send_replace(true);
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -191,160 +210,247 @@ impl Drop for LiveServer {
     }
 }
 
-/// What every connection's thread needs: the folder, the feed, the stop.
-#[derive(Clone)]
+/// Lowers the calling thread to nice [`NICE`], so that it runs on what the
+/// games leave. Linux's priority is per thread: the referee's other
+/// threads and the bots keep theirs. Not SCHED_IDLE: on a machine the bots
+/// keep busy, that would stop the page altogether; at nice 19 it still
+/// gets a sliver (a weight of 15 against 1024 for a thread at nice 0).
+fn below_the_games() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions; setpriority on our own
+        // thread id only changes that thread's nice value (lowering it
+        // needs no privilege).
+        let lowered = unsafe {
+            let tid = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, NICE)
+        };
+        if lowered != 0 {
+            tracing::warn!(
+                "the live page cannot lower its priority: {}",
+                io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+/// What every connection needs: the folder, the feed, the limits, the
+/// stop, and what is shared between the viewers of one snapshot.
 struct Site {
     results: PathBuf,
     feed: Arc<Feed>,
-    stop: Arc<AtomicBool>,
+    admission: Arc<Admission>,
+    stopping: watch::Receiver<bool>,
+    /// The page as rendered for the snapshot of that number.
+    page: Mutex<Option<(u64, Bytes)>>,
+    /// The report as rendered for the snapshot of that number (held while
+    /// it is rendered, so that it is rendered once).
+    report: tokio::sync::Mutex<Option<(u64, Bytes)>>,
 }
 
 impl Site {
-    /// Answers the one request of a connection, in this thread (an event
-    /// stream: until the viewer leaves or the server stops).
-    fn serve(self, stream: TcpStream) {
-        if stream.set_nonblocking(false).is_err()
-            || stream.set_write_timeout(Some(IDLE)).is_err()
-            || stream.set_read_timeout(Some(IDLE)).is_err()
-            || !head_arrives(&stream)
-        {
-            return;
+    /// Accepts connections until the server stops; each one admitted gets
+    /// a task, the others are closed at once.
+    async fn listen(self: Arc<Site>, listener: std::net::TcpListener) {
+        let listener = match tokio::net::TcpListener::from_std(listener) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!("the live page cannot listen: {e}");
+                return;
+            }
+        };
+        let mut stopping = self.stopping.clone();
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = stopping.wait_for(|stop| *stop) => return,
+            };
+            match accepted {
+                Ok((stream, peer)) => {
+                    if let Some(slot) = self.admission.admit(peer.ip()) {
+                        tokio::spawn(Arc::clone(&self).connection(stream, slot));
+                    }
+                }
+                // Out of files or memory for now: wait rather than spin.
+                Err(_) => tokio::time::sleep(ACCEPT_PAUSE).await,
+            }
         }
-        let _ = touche::Server::builder()
-            .read_timeout(IDLE)
-            .nodelay(true)
-            .from_connections(std::iter::once(stream))
-            .serve_single_thread(|request: Request<Body>| {
-                Ok::<_, Infallible>(self.answer(&request))
-            });
     }
 
-    fn answer(&self, request: &Request<Body>) -> Response<Body> {
+    /// Serves one connection's one request, until it is answered, its head
+    /// is late or it moves nothing for `admission::IDLE`.
+    async fn connection(self: Arc<Site>, stream: tokio::net::TcpStream, _slot: Slot) {
+        let _ = stream.set_nodelay(true);
+        let (io, activity) = Watched::new(stream);
+        let service = service_fn(move |request| {
+            let site = Arc::clone(&self);
+            async move { Ok::<_, Infallible>(site.answer(request).await) }
+        });
+        let mut http = http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(HEAD_TIMEOUT)
+            .keep_alive(false)
+            .max_buf_size(MAX_HEAD);
+        let served = http.serve_connection(TokioIo::new(io), service);
+        tokio::select! {
+            _ = served => {}
+            _ = idle_out(activity) => {}
+        }
+    }
+
+    async fn answer(self: Arc<Site>, request: Request<Incoming>) -> Response<Reply> {
         if request.method() != Method::GET && request.method() != Method::HEAD {
             return plain(StatusCode::METHOD_NOT_ALLOWED, "read-only: GET only\n");
         }
         match request.uri().path() {
-            "/" | "/index.html" => {
-                let (_, state) = self.feed.latest();
-                respond(StatusCode::OK, HTML, page::render(&state).into_bytes())
-            }
-            "/state" => {
-                let (_, state) = self.feed.latest();
-                respond(StatusCode::OK, JSON, state.as_bytes().to_vec())
-            }
+            "/" | "/index.html" => respond(StatusCode::OK, HTML, self.page()),
+            "/state" => respond(StatusCode::OK, JSON, shared(self.feed.latest().1)),
             "/events" => self.events(),
-            "/report" => match report(&self.results, &self.feed) {
-                Ok(page) => respond(StatusCode::OK, HTML, page.into_bytes()),
+            "/report" => match self.report().await {
+                Ok(page) => respond(StatusCode::OK, HTML, page),
                 Err(e) => plain(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e:#}\n")),
             },
-            path => match path
-                .strip_prefix("/results/")
-                .and_then(|rest| files::resolve(&self.results, rest))
-            {
-                Some(file) => match std::fs::read(&file) {
-                    Ok(body) => respond(StatusCode::OK, kind_of(&file), body),
-                    Err(_) => plain(StatusCode::NOT_FOUND, "not found\n"),
-                },
-                None => plain(StatusCode::NOT_FOUND, "not found\n"),
+            path => match path.strip_prefix("/results/") {
+                Some(rest) => self.log(rest.to_string()).await,
+                None => not_found(),
             },
         }
+    }
+
+    /// The page for the current snapshot, rendered once per snapshot.
+    fn page(&self) -> Bytes {
+        let (n, state) = self.feed.latest();
+        let mut cached = self.page.lock().unwrap_or_else(|e| e.into_inner());
+        match &*cached {
+            Some((seen, page)) if *seen == n => page.clone(),
+            _ => {
+                let page = Bytes::from(page::render(&state));
+                *cached = Some((n, page.clone()));
+                page
+            }
+        }
+    }
+
+    /// The HTML report for the current snapshot, rendered once per
+    /// snapshot by a helper thread.
+    async fn report(&self) -> anyhow::Result<Bytes> {
+        let (n, _) = self.feed.latest();
+        let mut cached = self.report.lock().await;
+        if let Some((seen, page)) = &*cached {
+            if *seen == n {
+                return Ok(page.clone());
+            }
+        }
+        let (results, feed) = (self.results.clone(), Arc::clone(&self.feed));
+        let page = tokio::task::spawn_blocking(move || report(&results, &feed)).await??;
+        let page = Bytes::from(page);
+        *cached = Some((n, page.clone()));
+        Ok(page)
+    }
+
+    /// A game's log (`files` decides which), streamed from its file.
+    async fn log(&self, rest: String) -> Response<Reply> {
+        let root = self.results.clone();
+        let found = tokio::task::spawn_blocking(move || files::resolve(&root, &rest)).await;
+        let Ok(Some(path)) = found else {
+            return not_found();
+        };
+        let Ok(file) = tokio::fs::File::open(&path).await else {
+            return not_found();
+        };
+        let Ok(meta) = file.metadata().await else {
+            return not_found();
+        };
+        let mut response = answer(
+            StatusCode::OK,
+            TEXT,
+            FileBody::new(file, meta.len()).boxed(),
+        );
+        if let Ok(len) = HeaderValue::from_str(&meta.len().to_string()) {
+            response.headers_mut().insert(header::CONTENT_LENGTH, len);
+        }
+        response
     }
 
     /// A server-sent event stream: the current snapshot, then every newer
-    /// one, until the viewer leaves or the server stops. Chunked, each
-    /// event its own chunk (touche sends each chunk as it comes); closed at
-    /// its end.
-    fn events(&self) -> Response<Body> {
-        let events = EventStream {
-            feed: Arc::clone(&self.feed),
-            stop: Arc::clone(&self.stop),
-            seen: None,
-        };
-        Response::builder()
-            .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "text/event-stream")
-            .header(header::CACHE_CONTROL, "no-store")
-            .header(header::TRANSFER_ENCODING, "chunked")
-            .header(header::CONNECTION, "close")
-            .header("X-Accel-Buffering", "no")
-            .body(Body::from_iter(events))
-            .expect("valid headers")
+    /// one, until the viewer leaves or the server stops; a comment line
+    /// when nothing changed for [`KEEPALIVE`].
+    fn events(&self) -> Response<Reply> {
+        let (chunks, body) = ChannelBody::new(4);
+        tokio::spawn(push_events(
+            self.feed.subscribe(),
+            chunks,
+            self.stopping.clone(),
+        ));
+        let mut response = answer(StatusCode::OK, "text/event-stream", body.boxed());
+        response
+            .headers_mut()
+            .insert("X-Accel-Buffering", HeaderValue::from_static("no"));
+        response
     }
 }
 
-/// Whether a whole request head (up to its blank line) of at most
-/// [`MAX_HEAD`] bytes arrives within [`IDLE`]; looks without taking it
-/// (`peek`), so touche reads it afterwards. A longer head, a closed or
-/// silent connection: false.
-fn head_arrives(stream: &TcpStream) -> bool {
-    let mut buf = vec![0u8; MAX_HEAD];
-    let until = Instant::now() + IDLE;
+/// Feeds one event stream: `retry`, then a `state` event per snapshot (the
+/// newest only, when the viewer is behind). Ends when the viewer leaves,
+/// the feed ends or the server stops.
+async fn push_events(
+    mut feed: watch::Receiver<Numbered>,
+    chunks: mpsc::Sender<Bytes>,
+    mut stopping: watch::Receiver<bool>,
+) {
+    if chunks
+        .send(Bytes::from_static(b"retry: 2000\n\n"))
+        .await
+        .is_err()
+    {
+        return;
+    }
     loop {
-        // Blocks while nothing is there (up to the read timeout); returns
-        // at once with what is there.
-        let n = match stream.peek(&mut buf) {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => n,
+        let next = tokio::select! {
+            changed = feed.changed() => match changed {
+                Ok(()) => state_event(feed.borrow_and_update().1.clone()),
+                Err(_) => return,
+            },
+            _ = tokio::time::sleep(KEEPALIVE) => vec![Bytes::from_static(b": keep-alive\n\n")],
+            _ = chunks.closed() => return,
+            _ = stopping.wait_for(|stop| *stop) => return,
         };
-        let head = &buf[..n];
-        if head.windows(4).any(|w| w == b"\r\n\r\n") || head.windows(2).any(|w| w == b"\n\n") {
-            return true;
-        }
-        if n == buf.len() || Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// The chunks of an event stream: blocks in `next` until there is
-/// something to send; ends when the server stops.
-struct EventStream {
-    feed: Arc<Feed>,
-    stop: Arc<AtomicBool>,
-    /// The number of the last snapshot sent (`None`: nothing sent yet).
-    seen: Option<u64>,
-}
-
-impl Iterator for EventStream {
-    type Item = Vec<u8>;
-
-    fn next(&mut self) -> Option<Vec<u8>> {
-        if self.stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        let Some(seen) = self.seen else {
-            let (n, state) = self.feed.latest();
-            self.seen = Some(n);
-            return Some(event(b"retry: 2000\n\n", &state));
-        };
-        match self.feed.newer_than(seen, KEEPALIVE) {
-            _ if self.stop.load(Ordering::Relaxed) => None,
-            Some((n, state)) => {
-                self.seen = Some(n);
-                Some(event(b"", &state))
+        for chunk in next {
+            if chunks.send(chunk).await.is_err() {
+                return;
             }
-            None => Some(b": keep-alive\n\n".to_vec()),
         }
     }
 }
 
-/// `before`, then one `state` event. The snapshot is one line of JSON
-/// (serde_json escapes newlines), so one `data:` line carries it.
-fn event(before: &[u8], json: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(before.len() + json.len() + 24);
-    out.extend_from_slice(before);
-    out.extend_from_slice(b"event: state\ndata: ");
-    out.extend_from_slice(json.as_bytes());
-    out.extend_from_slice(b"\n\n");
-    out
+/// One `state` event: the snapshot is one line of JSON (serde_json
+/// escapes newlines), so one `data:` line carries it; the snapshot itself
+/// is shared, not copied.
+fn state_event(json: Arc<String>) -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(b"event: state\ndata: "),
+        shared(json),
+        Bytes::from_static(b"\n\n"),
+    ]
+}
+
+/// A snapshot's JSON as a body, without copying it.
+fn shared(json: Arc<String>) -> Bytes {
+    struct Json(Arc<String>);
+    impl AsRef<[u8]> for Json {
+        fn as_ref(&self) -> &[u8] {
+            self.0.as_bytes()
+        }
+    }
+    Bytes::from_owner(Json(json))
 }
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const HTML: &str = "text/html; charset=utf-8";
 const JSON: &str = "application/json; charset=utf-8";
 
-fn respond(status: StatusCode, kind: &str, body: Vec<u8>) -> Response<Body> {
+/// An answer with the headers every answer carries.
+fn answer(status: StatusCode, kind: &str, body: Reply) -> Response<Reply> {
     Response::builder()
         .status(status)
         .header(header::CONTENT_TYPE, kind)
@@ -352,22 +458,24 @@ fn respond(status: StatusCode, kind: &str, body: Vec<u8>) -> Response<Body> {
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::CONTENT_SECURITY_POLICY, POLICY)
         .header(header::CONNECTION, "close")
-        .body(Body::from(body))
+        .body(body)
         .expect("valid headers")
 }
 
-fn plain(status: StatusCode, text: &str) -> Response<Body> {
-    respond(status, TEXT, text.as_bytes().to_vec())
+fn respond(status: StatusCode, kind: &str, body: Bytes) -> Response<Reply> {
+    answer(
+        status,
+        kind,
+        Full::new(body).map_err(|never| match never {}).boxed(),
+    )
 }
 
-/// The content type of a results file, by its extension.
-fn kind_of(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("html") => HTML,
-        Some("json" | "jsonl") => JSON,
-        Some("wtb") => "application/octet-stream",
-        _ => TEXT,
-    }
+fn plain(status: StatusCode, text: &str) -> Response<Reply> {
+    respond(status, TEXT, Bytes::copy_from_slice(text.as_bytes()))
+}
+
+fn not_found() -> Response<Reply> {
+    plain(StatusCode::NOT_FOUND, "not found\n")
 }
 
 /// The HTML report of the games finished so far (their replays).

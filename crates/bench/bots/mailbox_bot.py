@@ -2,7 +2,7 @@
 first-legal-move logic as arena_bot.py (firstmove.py), with a driver that
 wakes when in.txt is replaced instead of sleep-polling blindly.
 
-Usage: python mailbox_bot.py [--wait inotify|sleep:SECONDS] [--delay-ms N] [MAILBOX]
+Usage: python mailbox_bot.py [--wait inotify|sleep:SECONDS] [--cpu-ms N] [--delay-ms N] [MAILBOX]
 
 --wait inotify (the default on Linux): blocks on an inotify watch of the
   mailbox folder (through ctypes, no extra package) and reads in.txt when a
@@ -11,8 +11,10 @@ Usage: python mailbox_bot.py [--wait inotify|sleep:SECONDS] [--delay-ms N] [MAIL
   cannot be set up, it falls back to sleep:0.0005.
 --wait sleep:S: reads in.txt, sleeps S seconds when nothing is new (what
   bots/python/mailbox.py does with S = 0.005).
+--cpu-ms N: computes for N milliseconds of CPU time before answering each
+  TURN (the live page's siege rows: a bot whose search needs the CPU).
 --delay-ms N: waits N milliseconds before answering each TURN (the bench's
-  idle-cost row: a bot that thinks).
+  idle-cost row: a bot that thinks), after --cpu-ms.
 
 out.txt is written as the protocol says: one plain overwrite, in one write.
 """
@@ -47,12 +49,14 @@ def inotify_fd(folder):
 
 
 def main(argv):
-    wait, delay, folder = "inotify", 0.0, None
+    wait, cpu, delay, folder = "inotify", 0.0, 0.0, None
     args = list(argv)
     while args:
         a = args.pop(0)
         if a == "--wait":
             wait = args.pop(0)
+        elif a == "--cpu-ms":
+            cpu = int(args.pop(0)) / 1000.0
         elif a == "--delay-ms":
             delay = int(args.pop(0)) / 1000.0
         else:
@@ -93,6 +97,9 @@ def main(argv):
         if kind == "NEW":
             answer = "READY"
         elif kind == "TURN":
+            began = time.process_time()
+            while time.process_time() - began < cpu:
+                pass
             if delay:
                 time.sleep(delay)
             board = words[2]

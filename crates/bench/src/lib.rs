@@ -12,6 +12,7 @@ mod handoff;
 mod libraries;
 mod python;
 mod sandbox_cost;
+mod siege;
 pub mod stats;
 mod sys;
 pub mod table;
@@ -159,7 +160,7 @@ impl Rows {
 
 /// `TOURNAMENT_BENCH_ONLY=handoff,perft` runs only those sections (for
 /// profiling one of them); unset, all: handoff, throughput, libraries, idle,
-/// sandbox, perft, scale, serve.
+/// sandbox, perft, scale, serve, siege.
 fn wanted(section: &str) -> bool {
     match std::env::var("TOURNAMENT_BENCH_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == section),
@@ -251,6 +252,9 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
 
     if wanted("serve") {
         viewer_rows(&plan, temp, &mut rows, &mut notes);
+    }
+    if wanted("siege") {
+        siege_rows(&plan, temp, scripts, &mut rows, &mut notes);
     }
 
     let rows = rows.0;
@@ -761,6 +765,106 @@ fn viewer_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Stri
         }
         rows.push(ratio, rate[1] / rate[0]);
         rows.push(cpu_ratio, cpu[1] / cpu[0]);
+    }
+}
+
+/// Row 7: what a siege of the live page costs the games: Python bots of
+/// 150 ms a move (70 ms CPU) under `run --serve`, without visitors and
+/// with stalled connections and slow readers of a 4 MB log (`siege`).
+fn siege_rows(
+    plan: &Plan,
+    place: &Place,
+    scripts: &Path,
+    rows: &mut Rows,
+    notes: &mut Vec<String>,
+) {
+    let games = siege::GAMES;
+    let under = format!(
+        "+ {} stalled heads + {} slow readers of a 4 MB log",
+        siege::STALLED,
+        siege::READERS
+    );
+    let rate = [
+        rows.add(Row::new(
+            format!(
+                "live page siege: {games} games of 150 ms bots (70 ms CPU), c=2, run --serve, no visitors ({})",
+                place.label
+            ),
+            Unit::Rate("games/s"),
+        )),
+        rows.add(Row::new(format!("live page siege: the same {under}"), Unit::Rate("games/s"))),
+    ];
+    let p95 = [
+        rows.add(Row::new(
+            "  moves' 95th percentile, no visitors",
+            Unit::Millis,
+        )),
+        rows.add(Row::new(
+            "  moves' 95th percentile, under siege",
+            Unit::Millis,
+        )),
+    ];
+    let slowest = [
+        rows.add(Row::new("  slowest move, no visitors", Unit::Millis)),
+        rows.add(Row::new("  slowest move, under siege", Unit::Millis)),
+    ];
+    let cpu = [
+        rows.add(Row::new(
+            "  referee's own CPU per game, no visitors",
+            Unit::Millis,
+        )),
+        rows.add(Row::new(
+            "  referee's own CPU per game, under siege",
+            Unit::Millis,
+        )),
+    ];
+    let lost = [
+        rows.add(
+            Row::new("  games forfeited, no visitors", Unit::Count).target(Target::Exactly(0.0)),
+        ),
+        rows.add(
+            Row::new("  games forfeited, under siege", Unit::Count).target(Target::Exactly(0.0)),
+        ),
+    ];
+    let rss = [
+        rows.add(Row::new("  referee peak RSS, no visitors", Unit::MiB)),
+        rows.add(
+            Row::new("  referee peak RSS, under siege", Unit::MiB).target(Target::AtMost(64.0)),
+        ),
+    ];
+    for rep in 1..=plan.reps.min(3) {
+        for (k, besieged) in [false, true].into_iter().enumerate() {
+            progress(&format!(
+                "live page siege, run {rep}/{}: {games} games {}",
+                plan.reps.min(3),
+                if besieged {
+                    "under siege"
+                } else {
+                    "without visitors"
+                }
+            ));
+            let result = sys::Scratch::new(&place.dir, "siege")
+                .map_err(anyhow::Error::from)
+                .and_then(|dir| siege::measure(dir.path(), scripts, besieged));
+            match result {
+                Ok(m) => {
+                    rows.push(rate[k], m.rate);
+                    rows.push(p95[k], m.p95_move_ms);
+                    rows.push(slowest[k], m.max_move_ms);
+                    rows.push(cpu[k], m.referee_cpu_ms_per_game);
+                    rows.push(lost[k], m.forfeits as f64);
+                    rows.push(rss[k], m.peak_rss_mib);
+                }
+                Err(e) => {
+                    let why = err_line(&e);
+                    notes.push(format!("live page siege, run {rep}: {why}"));
+                    rows.fail(
+                        &[rate[k], p95[k], slowest[k], cpu[k], lost[k], rss[k]],
+                        &why,
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -177,6 +177,9 @@ pub struct MemoryPeak {
     pub tree_pss_kib: u64,
     /// The most descendants alive at once.
     pub descendants: usize,
+    /// The process's own CPU time (user + system, its threads but not its
+    /// children), last seen: seconds.
+    pub own_cpu_s: f64,
 }
 
 /// Samples `pid`'s memory on a thread until [`Sampler::finish`].
@@ -195,6 +198,9 @@ impl Sampler {
             while !flag.load(Ordering::Relaxed) {
                 if let Some(hwm) = status_kib(pid, "VmHWM:") {
                     peak.own_hwm_kib = peak.own_hwm_kib.max(hwm);
+                }
+                if let Some(cpu) = own_cpu_s(pid) {
+                    peak.own_cpu_s = peak.own_cpu_s.max(cpu);
                 }
                 // The whole tree is costlier to read: every fifth sample.
                 if round.is_multiple_of(5) {
@@ -218,6 +224,19 @@ impl Sampler {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.join().unwrap_or_default()
     }
+}
+
+/// utime + stime of `pid` itself, from `/proc/<pid>/stat`, in seconds.
+fn own_cpu_s(pid: u32) -> Option<f64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ...: fields after the last ')'; utime and stime are
+    // the 14th and 15th of the line, the 12th and 13th after it.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 / hz as f64)
 }
 
 fn status_kib(pid: u32, key: &str) -> Option<u64> {

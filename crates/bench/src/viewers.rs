@@ -76,7 +76,7 @@ fn viewer(addr: SocketAddr, give_up: Instant) -> Result<u64, String> {
 
 /// Games per second between the first start and the last end in the
 /// journal of `dir`'s tournament.
-fn journal_rate(dir: &Path) -> anyhow::Result<f64> {
+pub fn journal_rate(dir: &Path) -> anyhow::Result<f64> {
     let records = read_records(&dir.join("results").join(GAMES_FILE))?;
     let parse = |t: &str| humantime::parse_rfc3339_weak(t).ok();
     let first = records.iter().filter_map(|r| parse(&r.started)).min();
