@@ -25,7 +25,7 @@ use super::players::{optional_config, results_dir};
 /// (wrong folder, or nothing played yet).
 pub(super) fn games_file(results: &Path) -> Result<PathBuf, HarnessError> {
     let file = results.join(GAMES_FILE);
-    if !file.exists() {
+    if !crate::results::has_games(results) {
         return Err(HarnessError::Config(format!(
             "{} does not exist: no games were played into {} yet (or pass --results)",
             file.display(),

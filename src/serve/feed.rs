@@ -691,6 +691,7 @@ mod tests {
             games,
             swiss_rounds: None,
             sprt,
+            shard: None,
         };
         std::fs::write(
             dir.join(SCHEDULE_FILE),
