@@ -185,5 +185,9 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<i32> {
         let name = tournament_name(&results, config.as_ref());
         export_wthor(dir, &records, &name, &protected)?;
     }
+    // A tournament in shares: which of them the games came from.
+    if let Some(text) = super::crosstable::share_summary(&results)? {
+        eprint!("{text}");
+    }
     Ok(exit::OK)
 }

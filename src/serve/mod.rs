@@ -39,7 +39,6 @@ use std::time::{Duration, Instant};
 use touche::{header, Body, Method, Request, Response, StatusCode};
 
 use crate::report::html;
-use crate::results::{read_records, GAMES_FILE};
 
 use feed::Feed;
 
@@ -374,7 +373,7 @@ fn kind_of(path: &Path) -> &'static str {
 
 /// The HTML report of the games finished so far (their replays).
 fn report(results: &Path, feed: &Feed) -> anyhow::Result<String> {
-    let records = read_records(&results.join(GAMES_FILE))?;
+    let records = crate::results::read_results(results, true)?;
     let players: Vec<String> = Vec::new();
     let table = crate::rating::crosstable(&records, &players);
     let title = feed.title();

@@ -19,4 +19,5 @@ mod needs;
 mod records;
 mod referee;
 mod rules;
+mod shards;
 mod tournament;
