@@ -12,6 +12,7 @@ mod handoff;
 mod libraries;
 mod python;
 mod sandbox_cost;
+mod shares;
 pub mod stats;
 mod sys;
 pub mod table;
@@ -159,7 +160,7 @@ impl Rows {
 
 /// `TOURNAMENT_BENCH_ONLY=handoff,perft` runs only those sections (for
 /// profiling one of them); unset, all: handoff, throughput, libraries, idle,
-/// sandbox, perft, scale, serve.
+/// sandbox, perft, scale, serve, shares.
 fn wanted(section: &str) -> bool {
     match std::env::var("TOURNAMENT_BENCH_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == section),
@@ -251,6 +252,9 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
 
     if wanted("serve") {
         viewer_rows(&plan, temp, &mut rows, &mut notes);
+    }
+    if wanted("shares") {
+        shares::rows(&plan, temp, &mut rows);
     }
 
     let rows = rows.0;
