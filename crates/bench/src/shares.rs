@@ -66,7 +66,9 @@ fn in_shares(dir: &std::path::Path, setup: &Setup<'_>, count: u32) -> anyhow::Re
 /// The three rows, measured `plan.reps` times, alternating.
 pub(super) fn rows(plan: &Plan, place: &Place, rows: &mut Rows) {
     let random = Bot::Builtin("random");
-    let games = plan.builtin_games;
+    // Ten times the throughput rows' games: a run of 100 built-in games
+    // is a quarter of a second, too short to compare two of them.
+    let games = plan.builtin_games * 10;
     let whole = rows.add(Row::new(
         format!("shares: 1 referee c=2, built-in random ({})", place.label),
         Unit::Rate("games/s"),
