@@ -100,6 +100,22 @@ fn announce_sandbox(config: &Config) {
     }
 }
 
+/// Whether `record` is a game a bot lost by being killed with the signal
+/// that stops this run: a scheduler stopping a job signals every process
+/// in it (Slurm's `scancel` and `scontrol requeue` send TERM to the bots
+/// too, as does a Kubernetes pod's end), which is not the bot's fault.
+fn killed_by_the_stop(record: &GameRecord) -> bool {
+    use crate::pid::ExitInfo;
+    let stopping = crate::interrupt::stop_requested().load(Ordering::SeqCst);
+    let exit = record.forfeit.as_ref().and_then(|f| f.exit.clone());
+    stopping
+        && exit.is_some_and(|e| {
+            [1, 2, 15]
+                .iter()
+                .any(|&s| e == ExitInfo::Signal(s).to_string())
+        })
+}
+
 /// SPRT and Swiss decide what to play from every game so far, which a
 /// share alone does not see: refused with `--shard` (issue 29, not built).
 fn refuse_adaptive(config: &Config, chosen: &crate::shard::Chosen) -> Result<(), HarnessError> {
@@ -373,6 +389,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         decided: Some(&decided),
     };
     let openings = schedule::openings(&config);
+    let mut unrecorded = 0;
     let mut left = 0;
     let mut outcome = Ok(());
     let batches = if swiss { config.rounds } else { 1 };
@@ -406,6 +423,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             if swiss {
                 record.swiss_round = Some(round);
             }
+            if killed_by_the_stop(&record) {
+                tracing::warn!(
+                    "{}: not recorded: a bot was killed by the signal that stops this run (a \
+                     scheduler signals every process of a job); it is played again on resume",
+                    record.id
+                );
+                unrecorded += 1;
+                return Ok(());
+            }
             let writing = crate::interrupt::recording();
             store.append(&record)?;
             drop(writing);
@@ -432,7 +458,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             Ok(())
         });
         match result {
-            Ok(n) => left += n,
+            Ok(n) => left += n + std::mem::take(&mut unrecorded),
             Err(e) => {
                 outcome = Err(e);
                 break;

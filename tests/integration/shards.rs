@@ -260,3 +260,82 @@ fn a_slurm_job_array_of_4_tasks_gives_the_whole_runs_games() {
         "the same games as the whole run"
     );
 }
+
+/// `squeue` shows nothing more of job `job` (at most `secs`).
+fn slurm_job_ends(job: &str, secs: u64) -> bool {
+    wait_until(secs, || {
+        Command::new("squeue")
+            .args(["-h", "-j", job])
+            .output()
+            .is_ok_and(|o| o.status.success() && o.stdout.is_empty())
+    })
+}
+
+#[test]
+fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
+    if !needs::have(SLURM) {
+        return;
+    }
+    let up = Command::new(project_root().join("scripts/slurm-one-node"))
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "scripts/slurm-one-node: {up:?}");
+    let slow = format!(
+        "command = {:?}",
+        fakebot("slow 40").split(' ').collect::<Vec<_>>()
+    );
+    let toml = six(&slow, 4);
+    let (_r, expected) = reference(&toml);
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &toml);
+    let sbatch = Command::new("sbatch")
+        .current_dir(s.path())
+        .env("TOURNAMENT", tournament_bin())
+        .args([
+            "--parsable",
+            "--array=0-1",
+            "--output",
+            &s.join("slurm-%a.out").display().to_string(),
+        ])
+        .arg(project_root().join("scripts/tournament-array.sbatch"))
+        .output()
+        .unwrap();
+    assert!(sbatch.status.success(), "{sbatch:?}");
+    let job = String::from_utf8_lossy(&sbatch.stdout).trim().to_string();
+    let games = s.join("results/shards/1-of-2/games.jsonl");
+    assert!(wait_until(120, || read(&games).len() >= 4), "task 1 plays");
+    let task = format!("{job}_1");
+    let requeue = Command::new("scontrol")
+        .args(["requeue", &task])
+        .output()
+        .unwrap();
+    assert!(requeue.status.success(), "{requeue:?}");
+    // A requeued task waits (BeginTime) before it runs again: now.
+    assert!(wait_until(30, || {
+        Command::new("scontrol")
+            .args(["update", &format!("JobId={task}"), "StartTime=now"])
+            .status()
+            .is_ok_and(|s| s.success())
+    }));
+    assert!(slurm_job_ends(&job, 300), "the array ends");
+    let log = std::fs::read_to_string(s.join("slurm-1.out")).unwrap();
+    assert!(log.contains("DUE TO JOB REQUEUE"), "{log}");
+    let starts: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("already played)"))
+        .collect();
+    assert_eq!(starts.len(), 2, "run, then run again:\n{log}");
+    assert!(
+        !starts[1].contains("(0 already played)"),
+        "it resumed:\n{log}"
+    );
+    let mut all = read(&s.join("results/shards/0-of-2/games.jsonl"));
+    all.extend(read(&games));
+    assert_eq!(all.len(), 60, "no game lost or doubled:\n{log}");
+    assert!(
+        all.iter().all(|r| r.forfeit.is_none()),
+        "no bot forfeits for being killed by the requeue"
+    );
+    assert_eq!(outcomes(&all), expected);
+}

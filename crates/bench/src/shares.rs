@@ -74,7 +74,10 @@ pub(super) fn rows(plan: &Plan, place: &Place, rows: &mut Rows) {
         Unit::Rate("games/s"),
     ));
     let split = rows.add(Row::new(
-        format!("shares: 2 shares c=1 at once, the same games ({})", place.label),
+        format!(
+            "shares: 2 shares c=1 at once, the same games ({})",
+            place.label
+        ),
         Unit::Rate("games/s"),
     ));
     let ratio = rows.add(
