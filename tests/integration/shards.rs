@@ -339,3 +339,51 @@ fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
     );
     assert_eq!(outcomes(&all), expected);
 }
+
+#[test]
+fn kubernetes_gives_the_index_and_adaptive_formats_are_refused_in_shares() {
+    let s = Scratch::new();
+    s.write("tournament.toml", &six(greedy(), 2));
+    let out = s
+        .cmd(&["run", "--shards", "2"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "share 1/2 (0-based) of the tournament, from Kubernetes: JOB_COMPLETION_INDEX=1"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(read(&s.join("results/shards/1-of-2/games.jsonl")).len(), 14);
+    // Without the index, --shards N says what it lacks.
+    let out = s.cmd(&["run", "--shards", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the share's index"));
+
+    for extra in ["format = \"swiss\"\nrounds = 3\n", ""] {
+        let t = Scratch::new();
+        let mut toml =
+            six(greedy(), 2).replace("concurrency = 1\n", &format!("concurrency = 1\n{extra}"));
+        if extra.is_empty() {
+            // Two players and an SPRT.
+            toml = format!(
+                "[tournament]\nname = \"s\"\nsize = 6\ngames-per-pairing = 20\n\n[sprt]\nelo0 = 0\nelo1 = 50\nalpha = 0.05\nbeta = 0.05\n\n\
+                 [openings]\nrandom-plies = 2\nseed = 3\n\n[[player]]\nname = \"a\"\n{}\n\n[[player]]\nname = \"b\"\nbuiltin = \"random\"\n",
+                greedy()
+            );
+        }
+        t.write("tournament.toml", &toml);
+        let out = t.cmd(&["run", "--shard", "0/2"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(
+            stderr.contains("cannot be played in shares yet"),
+            "{stderr}"
+        );
+        assert!(!t.join("results/shards").exists(), "nothing played");
+    }
+}
