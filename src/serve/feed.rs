@@ -803,6 +803,62 @@ mod tests {
         );
     }
 
+    /// Issue 29: a results folder played in shares is one tournament on
+    /// the page: every share's games and running games, each share's state.
+    #[test]
+    fn the_shares_of_a_folder_are_one_tournament_on_the_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let game = |round: u32| {
+            let (black, white) = if round % 2 == 1 {
+                ("a", "b")
+            } else {
+                ("b", "a")
+            };
+            crate::schedule::ScheduledGame {
+                id: format!("r{round}.{black}.{white}"),
+                round,
+                black: black.into(),
+                white: white.into(),
+                opening: String::new(),
+            }
+        };
+        let line = |round: u32| {
+            let g = game(round);
+            let mut r = crate::rating::tests::game(
+                &g.black,
+                &g.white,
+                crate::record::Winner::Black,
+                (40, 24),
+            );
+            r.id = g.id;
+            r.round = round;
+            serde_json::to_string(&r).unwrap() + "\n"
+        };
+        write_schedule(dir.path(), (1..=4).map(game).collect(), None);
+        let share = |k| crate::shard::Share { index: k, count: 2 }.dir(dir.path());
+        std::fs::create_dir_all(share(0)).unwrap();
+        std::fs::create_dir_all(share(1)).unwrap();
+        std::fs::write(share(0).join(GAMES_FILE), line(1) + &line(2)).unwrap();
+        live_game(&share(1), "r3.a.b");
+        let held = take_lock(&share(1));
+        let mut r = Reader::new(dir.path());
+        r.look();
+        let s = r.snapshot();
+        assert_eq!((s.state, s.done, s.total), (RunState::Running, 2, Some(4)));
+        assert_eq!(s.running.len(), 1, "share 1's running game");
+        assert_eq!(
+            s.shares,
+            ["0-of-2 done (2 games)", "1-of-2 running (0/2 games)"]
+        );
+        drop(held);
+        std::fs::remove_file(live_dir(&share(1)).join("r3.a.b.jsonl")).unwrap();
+        std::fs::write(share(1).join(GAMES_FILE), line(3) + &line(4)).unwrap();
+        assert!(r.look());
+        let s = r.snapshot();
+        assert_eq!((s.state, s.done), (RunState::Finished, 4));
+        assert_eq!(s.shares, ["0-of-2 done (2 games)", "1-of-2 done (2 games)"]);
+    }
+
     fn write_schedule(dir: &Path, games: Vec<crate::schedule::ScheduledGame>, sprt: Option<Sprt>) {
         let stored = crate::results::StoredSchedule {
             tournament: "T".into(),
