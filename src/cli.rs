@@ -55,6 +55,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Count the leaves of the game tree from the start position.
     Perft(PerftArgs),
+    /// Write the games of every share of a results folder as one
+    /// games.jsonl (a results folder of its own).
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +149,38 @@ pub struct RunArgs {
     /// ADDR (default 127.0.0.1:8000).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8000")]
     pub serve: Option<std::net::SocketAddr>,
+    /// Play only share K of N (K counted from 0: 0/4 … 3/4) of the
+    /// tournament: whole colour-swapped pairs, with the ids, openings and
+    /// colours the whole run gives them, into <results>/shards/K-of-N/, on
+    /// the board <board>-shard-K-of-N. Without it, Slurm's array variables
+    /// (SLURM_ARRAY_TASK_ID…) choose the share.
+    #[arg(long, value_name = "K/N", value_parser = parse_share)]
+    pub shard: Option<crate::shard::Share>,
+    /// The number of shares, for a Kubernetes Indexed Job (K from
+    /// JOB_COMPLETION_INDEX); with --shard or Slurm, checked against theirs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub shards: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The results folder whose shares are merged (default:
+    /// tournament.toml's, else ./results).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The folder to write (default: <results>/merged): its games.jsonl
+    /// holds every share's games in the schedule's order, with the
+    /// schedule.json beside it, a results folder every command reads.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// Accepts `K/N` (K 0-based).
+pub fn parse_share(text: &str) -> Result<crate::shard::Share, String> {
+    crate::shard::Share::parse(text).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]

@@ -28,3 +28,4 @@ pub mod results;
 pub mod sandbox;
 pub mod schedule;
 pub mod serve;
+pub mod shard;

@@ -34,6 +34,10 @@ pub struct StoredSchedule {
     /// The SPRT of a two-player event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprt: Option<crate::rating::sprt::Sprt>,
+    /// In a share's folder (`shards/K-of-N/`): which share of the
+    /// tournament its games are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Share>,
 }
 
 /// Append-only store of finished games.
@@ -128,7 +132,100 @@ pub fn read_summaries(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
 /// (when there is one) but is another game (other size, players, round or
 /// opening). Games with ids the schedule does not have (`play --json`
 /// records gathered by hand) are read as they are; `run` refuses them.
+///
+/// A results folder played in shares (`shards/K-of-N/`, see
+/// [`crate::shard`]) is read as one tournament: every share's records
+/// (and the folder's own `games.jsonl`, if any), each checked against the
+/// folder's schedule, a game recorded twice counted once, in the
+/// schedule's order.
 pub fn read_results(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessError> {
+    let shares = found_shares(dir)?;
+    if shares.is_none() {
+        return read_one_folder(dir, whole);
+    }
+    let mut records = read_one_folder(dir, whole)?;
+    for share in shares.into_iter().flatten() {
+        let share_dir = share.dir(dir);
+        let path = share_dir.join(GAMES_FILE);
+        let scanned = scan_records(&path, whole)?;
+        if let Some(stored) = read_schedule(dir)? {
+            check_records(&path, &scanned.records, &stored, false)?;
+        }
+        records.extend(unnumbered(scanned));
+    }
+    let mut seen = std::collections::HashSet::new();
+    records.retain(|r| seen.insert(r.id.clone()));
+    if let Some(stored) = read_schedule(dir)? {
+        let order: std::collections::HashMap<&str, usize> = stored
+            .games
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.id.as_str(), i))
+            .collect();
+        records.sort_by_key(|r| order.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
+    }
+    Ok(records)
+}
+
+/// Whether `dir` has any record to read: its `games.jsonl`, or a share's.
+pub fn has_games(dir: &Path) -> bool {
+    dir.join(GAMES_FILE).exists()
+        || found_shares(dir)
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.iter().any(|s| s.dir(dir).join(GAMES_FILE).exists()))
+}
+
+/// The shares that have a folder in `dir/shards/`, if any.
+pub fn found_shares(dir: &Path) -> Result<Option<Vec<crate::shard::Share>>, HarnessError> {
+    let found = crate::shard::found(dir).map_err(|e| HarnessError::ScheduleChanged(e.0))?;
+    Ok(found.map(|(count, indexes)| {
+        indexes
+            .into_iter()
+            .map(|index| crate::shard::Share { index, count })
+            .collect()
+    }))
+}
+
+/// What every share of the results folder `dir` is doing (done, running,
+/// stopped, missing), if it is played in shares.
+pub fn share_states(dir: &Path) -> Result<Option<Vec<crate::shard::ShareStatus>>, HarnessError> {
+    let Some((count, _)) =
+        crate::shard::found(dir).map_err(|e| HarnessError::ScheduleChanged(e.0))?
+    else {
+        return Ok(None);
+    };
+    let games = read_schedule(dir)?.map(|s| s.games).unwrap_or_default();
+    let mut out = Vec::new();
+    for index in 0..count {
+        let share = crate::shard::Share { index, count };
+        let share_dir = share.dir(dir);
+        let of = share.games(&games).len();
+        let recorded = scan(&share_dir.join(GAMES_FILE), parse_summary)?
+            .records
+            .len();
+        out.push(crate::shard::state_of(
+            share,
+            share_dir.is_dir(),
+            recorded,
+            of,
+            &share_dir.join(LOCK_DIR),
+        ));
+    }
+    Ok(Some(out))
+}
+
+fn scan_records(path: &Path, whole: bool) -> Result<Scanned, HarnessError> {
+    if whole {
+        scan(path, |line| serde_json::from_str::<GameRecord>(line))
+    } else {
+        scan(path, parse_summary)
+    }
+}
+
+/// The records of one folder's own `games.jsonl`, checked against its
+/// `schedule.json`.
+fn read_one_folder(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessError> {
     let path = dir.join(GAMES_FILE);
     let scanned = if whole {
         scan(&path, |line| serde_json::from_str::<GameRecord>(line))?
@@ -752,6 +849,7 @@ mod tests {
                 .collect(),
             swiss_rounds: None,
             sprt: None,
+            shard: None,
         }
     }
 
@@ -945,6 +1043,7 @@ mod tests {
             games: vec![game("r1.a.b")],
             swiss_rounds: None,
             sprt: None,
+            shard: None,
         };
         check_schedule(dir.path(), &s1).unwrap();
         check_schedule(dir.path(), &s1).unwrap();

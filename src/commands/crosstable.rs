@@ -68,5 +68,34 @@ pub fn run(args: &CrosstableArgs) -> anyhow::Result<i32> {
         .map(|c| c.players.iter().map(|p| p.name.clone()).collect())
         .unwrap_or_default();
     print!("{}", render_results(&results, &players, format)?);
+    print_share_states(&results, format)?;
     Ok(exit::OK)
+}
+
+/// For a results folder played in shares: one line per share (done,
+/// running, stopped, missing), on stdout after a text or markdown table,
+/// on stderr after CSV or JSON (which stay machine-readable).
+pub fn print_share_states(results: &Path, format: TableFormat) -> anyhow::Result<()> {
+    let Some(text) = share_summary(results)? else {
+        return Ok(());
+    };
+    match format {
+        TableFormat::Json | TableFormat::Csv => eprint!("{text}"),
+        _ => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// `shares: 3 of 4 done` and a line per share, for a results folder
+/// played in shares.
+pub fn share_summary(results: &Path) -> anyhow::Result<Option<String>> {
+    let Some(states) = crate::results::share_states(results)? else {
+        return Ok(None);
+    };
+    let done = states.iter().filter(|s| s.is_done()).count();
+    let mut text = format!("shares: {done} of {} done\n", states.len());
+    for s in &states {
+        text.push_str(&format!("  share {s}\n"));
+    }
+    Ok(Some(text))
 }

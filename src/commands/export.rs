@@ -25,7 +25,7 @@ use super::players::{optional_config, results_dir};
 /// (wrong folder, or nothing played yet).
 pub(super) fn games_file(results: &Path) -> Result<PathBuf, HarnessError> {
     let file = results.join(GAMES_FILE);
-    if !file.exists() {
+    if !crate::results::has_games(results) {
         return Err(HarnessError::Config(format!(
             "{} does not exist: no games were played into {} yet (or pass --results)",
             file.display(),
@@ -184,6 +184,10 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<i32> {
     if let Some(dir) = &args.wthor {
         let name = tournament_name(&results, config.as_ref());
         export_wthor(dir, &records, &name, &protected)?;
+    }
+    // A tournament in shares: which of them the games came from.
+    if let Some(text) = super::crosstable::share_summary(&results)? {
+        eprint!("{text}");
     }
     Ok(exit::OK)
 }

@@ -6,6 +6,7 @@ mod bot;
 mod check_bot;
 mod crosstable;
 mod export;
+mod merge;
 mod output;
 mod pasteable;
 mod perft;
@@ -33,5 +34,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => report::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Perft(args) => perft::run(&args),
+        Command::Merge(args) => merge::run(&args),
     }
 }

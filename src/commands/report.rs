@@ -36,11 +36,18 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
     if let Some(st) = crate::sandbox::Statement::read(&results) {
         generated.push_str(&format!(" · {}", st.line()));
     }
+    if let Some(text) = super::crosstable::share_summary(&results)? {
+        generated.push_str(&format!(" · {}", text.lines().next().unwrap_or_default()));
+    }
     let logs = logs_href(&output, &results);
     let page = html::render_with_logs(&title, &generated, &records, &table, &logs);
     ggf::write_atomically(&output, page.as_bytes())
         .map_err(|e| HarnessError::results_unwritable(&output, e))?;
     println!("{}", output.display());
+    // A tournament in shares: which of them the games came from.
+    if let Some(text) = super::crosstable::share_summary(&results)? {
+        eprint!("{text}");
+    }
     Ok(exit::OK)
 }
 

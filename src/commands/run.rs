@@ -100,6 +100,113 @@ fn announce_sandbox(config: &Config) {
     }
 }
 
+/// Whether `record` is a game a bot lost by being killed with the signal
+/// that stops this run: a scheduler stopping a job signals every process
+/// in it (Slurm's `scancel` and `scontrol requeue` send TERM to the bots
+/// too, as does a Kubernetes pod's end), which is not the bot's fault.
+fn killed_by_the_stop(record: &GameRecord) -> bool {
+    use crate::pid::ExitInfo;
+    let stopping = crate::interrupt::stop_requested().load(Ordering::SeqCst);
+    let exit = record.forfeit.as_ref().and_then(|f| f.exit.clone());
+    stopping
+        && exit.is_some_and(|e| {
+            [1, 2, 15]
+                .iter()
+                .any(|&s| e == ExitInfo::Signal(s).to_string())
+        })
+}
+
+/// SPRT and Swiss decide what to play from every game so far, which a
+/// share alone does not see: refused with `--shard` (issue 29, not built).
+fn refuse_adaptive(config: &Config, chosen: &crate::shard::Chosen) -> Result<(), HarnessError> {
+    let what = if config.sprt.is_some() {
+        "an SPRT ([sprt])"
+    } else if config.format == Format::Swiss {
+        "a Swiss event"
+    } else {
+        return Ok(());
+    };
+    Err(HarnessError::Config(format!(
+        "{}: {what} cannot be played in shares yet (share {} from {}): its next games depend on \
+         every game so far, which one share does not see. Run it whole (without --shard, outside \
+         a job array), or as a round robin or gauntlet",
+        config.path.display(),
+        chosen.share,
+        chosen.from
+    )))
+}
+
+/// Turns `config` into its share's: the whole schedule is recorded in (or
+/// checked against) the results folder, as an unsharded run does, then
+/// the share's results go to `shards/K-of-N/` and its board beside the
+/// tournament's. Returns the share's schedule.
+fn enter_share(
+    config: &mut Config,
+    chosen: &crate::shard::Chosen,
+    whole: &StoredSchedule,
+) -> Result<StoredSchedule, HarnessError> {
+    let share = chosen.share;
+    let top = config.results.clone();
+    crate::results::create_folder(&top)?;
+    if !crate::results::read_records(&top.join(crate::results::GAMES_FILE))?.is_empty() {
+        return Err(HarnessError::ScheduleChanged(format!(
+            "{} holds games played whole (its games.jsonl); a share would play them again. Finish \
+             it without --shard, or use another `results` folder for the shares",
+            top.display()
+        )));
+    }
+    if let Some((count, _)) =
+        crate::shard::found(&top).map_err(|e| HarnessError::ScheduleChanged(e.0))?
+    {
+        if count != share.count {
+            return Err(HarnessError::ScheduleChanged(format!(
+                "{} is played in {count} shares; this is share {} ({}). Split one tournament one \
+                 way: use --shard K/{count}, or another `results` folder",
+                top.join(crate::shard::SHARDS_DIR).display(),
+                share,
+                chosen.from
+            )));
+        }
+    }
+    let full = check_schedule(&top, whole)?;
+    let shards = top.join(crate::shard::SHARDS_DIR);
+    let share_dir = share.dir(&top);
+    for dir in [&shards, &share_dir] {
+        match std::fs::create_dir(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(HarnessError::results_unwritable(dir, e)),
+        }
+    }
+    config.results = share_dir;
+    config.board = share.board(&config.board);
+    config.check_board().map_err(HarnessError::ConfigFile)?;
+    Ok(StoredSchedule {
+        games: share.games(&full.games),
+        shard: Some(share),
+        ..full
+    })
+}
+
+/// An unsharded run on a results folder played in shares would play their
+/// games again: refused.
+fn refuse_shared(results: &std::path::Path) -> Result<(), HarnessError> {
+    let Some(shares) = crate::results::found_shares(results)? else {
+        return Ok(());
+    };
+    let Some(first) = shares.first() else {
+        return Ok(());
+    };
+    Err(HarnessError::ScheduleChanged(format!(
+        "{} is played in {} shares ({}); run each share with --shard K/{} (or as a job \
+         array), or `tournament merge` them and use the merged folder",
+        results.display(),
+        first.count,
+        results.join(crate::shard::SHARDS_DIR).display(),
+        first.count
+    )))
+}
+
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let format = parse_format(&args.format)?;
     let mut config = config::load(&args.config).map_err(HarnessError::ConfigFile)?;
@@ -110,7 +217,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         config.concurrency = c.max(1);
     }
     config.check_board().map_err(HarnessError::ConfigFile)?;
-    preflight(&mut config, args.strict)?;
+    let chosen = crate::shard::choose(args.shard, args.shards, |k| std::env::var(k).ok())
+        .map_err(|e| HarnessError::Config(e.to_string()))?;
+    if let Some(c) = &chosen {
+        refuse_adaptive(&config, c)?;
+        tracing::info!(
+            "share {} (0-based) of the tournament, from {}",
+            c.share,
+            c.from
+        );
+    }
+    // A share that cannot start a player stops: dropping it would change
+    // the schedule the other shares play.
+    preflight(&mut config, args.strict || chosen.is_some())?;
     announce_sandbox(&config);
     let at_once = config.players.len() * (config.concurrency as usize).min(config.players.len());
     crate::player::fit_process_limits(&mut config.players, at_once);
@@ -122,9 +241,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         games: schedule::build(&config),
         swiss_rounds: swiss.then_some(config.rounds),
         sprt: config.sprt,
+        shard: None,
     };
 
     super::output::check_results_folder(&config)?;
+    let whole_results = config.results.clone();
+    let stored = match &chosen {
+        Some(c) => enter_share(&mut config, c, &stored)?,
+        None => {
+            refuse_shared(&config.results)?;
+            stored
+        }
+    };
     become_subreaper();
     crate::interrupt::finish_then_stop();
     let lock = BoardLock::acquire(
@@ -138,7 +266,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     )
     .map_err(HarnessError::from)?;
     crate::results::create_folder(&config.results)?;
-    let _results_lock = crate::results::lock(
+    let results_lock = crate::results::lock(
         &config.results,
         &LockOptions {
             stale: Duration::from_millis(config.stale_lock_ms),
@@ -263,6 +391,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let openings = schedule::openings(&config);
     announce_openings(&config, &openings);
+    let mut unrecorded = 0;
     let mut left = 0;
     let mut outcome = Ok(());
     let batches = if swiss { config.rounds } else { 1 };
@@ -296,6 +425,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             if swiss {
                 record.swiss_round = Some(round);
             }
+            if killed_by_the_stop(&record) {
+                tracing::warn!(
+                    "{}: not recorded: a bot was killed by the signal that stops this run (a \
+                     scheduler signals every process of a job); it is played again on resume",
+                    record.id
+                );
+                unrecorded += 1;
+                return Ok(());
+            }
             let writing = crate::interrupt::recording();
             store.append(&record)?;
             drop(writing);
@@ -322,7 +460,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             Ok(())
         });
         match result {
-            Ok(n) => left += n,
+            Ok(n) => left += n + std::mem::take(&mut unrecorded),
             Err(e) => {
                 outcome = Err(e);
                 break;
@@ -343,7 +481,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         server.stop();
     }
 
-    print!("{}", render_results(&config.results, &names, format)?);
+    // The share's own lock goes before the shares are looked at (this
+    // one is done, not running).
+    drop(results_lock);
+    print!("{}", render_results(&whole_results, &names, format)?);
+    if chosen.is_some() {
+        super::crosstable::print_share_states(&whole_results, format)?;
+    }
     println!(
         "results: {}  logs: {}",
         store.path().display(),

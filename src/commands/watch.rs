@@ -266,9 +266,49 @@ fn finished_games_are_in(results: &Path) -> String {
     )
 }
 
+/// For a results folder played in shares: the share to watch, said on
+/// stderr — the one whose live file or record has game `id`, else the one
+/// with the newest running game (of `player`), else a share whose referee
+/// runs. Otherwise `results` itself. One share is watched at a time.
+fn share_to_watch(results: &Path, id: Option<&str>, player: Option<&str>) -> PathBuf {
+    let Ok(Some(shares)) = crate::results::found_shares(results) else {
+        return results.to_path_buf();
+    };
+    let dirs: Vec<PathBuf> = shares.iter().map(|s| s.dir(results)).collect();
+    let holds = |d: &PathBuf| match id {
+        Some(id) => live_dir(d).join(format!("{id}.jsonl")).is_file() || finished(d, id).is_some(),
+        None => false,
+    };
+    let newest = |d: &PathBuf| {
+        candidates(&live_dir(d), &[], player)
+            .first()
+            .and_then(|p| std::fs::metadata(p).ok()?.modified().ok())
+    };
+    let chosen = dirs
+        .iter()
+        .find(|d| holds(d))
+        .or_else(|| {
+            dirs.iter()
+                .filter(|d| id.is_none() && newest(d).is_some())
+                .max_by_key(|d| newest(d))
+        })
+        .or_else(|| {
+            dirs.iter()
+                .find(|d| crate::mailbox::read_owner(&d.join(crate::results::LOCK_DIR)).is_some())
+        });
+    match chosen {
+        Some(d) => {
+            eprintln!("watching share {}", d.display());
+            d.clone()
+        }
+        None => results.to_path_buf(),
+    }
+}
+
 pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let config = optional_config(args.config.as_deref())?;
     let results = results_dir(args.results.as_deref(), config.as_ref());
+    let results = share_to_watch(&results, args.game.as_deref(), args.player.as_deref());
     let dir = live_dir(&results);
     let mut out = std::io::stdout().lock();
     let mut watched: Vec<PathBuf> = vec![];

@@ -217,6 +217,9 @@ pub struct Snapshot {
     /// `<table id="crosstable">`, markup escaped by `report::html`.
     pub crosstable: String,
     pub players: usize,
+    /// For a tournament played in shares: each share, `0-of-4 done (8
+    /// games)`, `1-of-4 running (3/8 games)`, `2-of-4 missing`…
+    pub shares: Vec<String>,
 }
 
 /// The stored schedule, as far as the page needs it.
@@ -227,31 +230,39 @@ struct Schedule {
     players: Vec<String>,
     total: Option<usize>,
     sprt: Option<Sprt>,
+    games: Vec<crate::schedule::ScheduledGame>,
 }
 
-/// The state read so far from one results folder.
-pub struct Reader {
-    results: PathBuf,
+/// What was read so far from one folder of records: the results folder
+/// itself, or one of its shares (`shards/K-of-N/`, see `crate::shard`),
+/// each with its own journal, live files and referee.
+struct Part {
+    dir: PathBuf,
     journal: Tail,
     /// Finished games without their moves (the page lists, the report
     /// replays: it reads the journal itself).
     records: Vec<GameRecord>,
     live: BTreeMap<PathBuf, LiveFile>,
-    schedule: Schedule,
     watch: RefereeWatch,
     referee: Referee,
+}
+
+/// The state read so far from one results folder (with its shares).
+pub struct Reader {
+    results: PathBuf,
+    /// The folder itself first, then each share found.
+    parts: Vec<Part>,
+    stale: Option<Duration>,
+    schedule: Schedule,
 }
 
 impl Reader {
     pub fn new(results: &Path) -> Reader {
         Reader {
             results: results.to_path_buf(),
-            journal: Tail::default(),
-            records: Vec::new(),
-            live: BTreeMap::new(),
+            parts: Vec::new(),
+            stale: None,
             schedule: Schedule::default(),
-            watch: RefereeWatch::new(results),
-            referee: Referee::Absent,
         }
     }
 
@@ -259,8 +270,37 @@ impl Reader {
     /// heartbeat stood still for `stale` (tests).
     pub fn with_stale(results: &Path, stale: Duration) -> Reader {
         Reader {
-            watch: RefereeWatch::with_stale(results, stale),
+            stale: Some(stale),
             ..Reader::new(results)
+        }
+    }
+
+    /// The folders of records: the results folder and its shares.
+    fn find_parts(&mut self) {
+        let mut dirs = vec![self.results.clone()];
+        if let Ok(Some((count, indexes))) = crate::shard::found(&self.results) {
+            dirs.extend(
+                indexes
+                    .into_iter()
+                    .map(|index| crate::shard::Share { index, count }.dir(&self.results)),
+            );
+        }
+        for dir in dirs {
+            if self.parts.iter().any(|p| p.dir == dir) {
+                continue;
+            }
+            let watch = match self.stale {
+                Some(stale) => RefereeWatch::with_stale(&dir, stale),
+                None => RefereeWatch::new(&dir),
+            };
+            self.parts.push(Part {
+                dir,
+                journal: Tail::default(),
+                records: Vec::new(),
+                live: BTreeMap::new(),
+                watch,
+                referee: Referee::Absent,
+            });
         }
     }
 
@@ -269,13 +309,42 @@ impl Reader {
     /// lets go of the lock, so a look that finds it gone also finds every
     /// game it finished.
     pub fn look(&mut self) -> bool {
-        let referee = self.watch.look();
-        let r = referee != self.referee;
-        self.referee = referee;
-        let a = self.read_schedule();
-        let b = self.read_journal();
-        let c = self.read_live();
-        r || a || b || c
+        self.find_parts();
+        let mut changed = false;
+        for part in &mut self.parts {
+            let referee = part.watch.look();
+            changed |= referee != part.referee;
+            part.referee = referee;
+        }
+        changed |= self.read_schedule();
+        for part in &mut self.parts {
+            changed |= part.read_journal();
+            changed |= part.read_live();
+        }
+        changed
+    }
+
+    /// The referees of all parts as one: running while any runs.
+    fn referee(&self) -> Referee {
+        let states: Vec<Referee> = self.parts.iter().map(|p| p.referee).collect();
+        if states.contains(&Referee::Running) {
+            Referee::Running
+        } else if states.contains(&Referee::Gone) {
+            Referee::Gone
+        } else {
+            Referee::Absent
+        }
+    }
+
+    /// Every part's finished games, each game once.
+    fn records(&self) -> Vec<GameRecord> {
+        let mut seen = std::collections::HashSet::new();
+        self.parts
+            .iter()
+            .flat_map(|p| p.records.iter())
+            .filter(|r| seen.insert(r.id.clone()))
+            .cloned()
+            .collect()
     }
 
     fn read_schedule(&mut self) -> bool {
@@ -303,11 +372,14 @@ impl Reader {
         self.schedule.players = players;
         self.schedule.total = Some(stored.games.len());
         self.schedule.sprt = stored.sprt;
+        self.schedule.games = stored.games;
         true
     }
+}
 
+impl Part {
     fn read_journal(&mut self) -> bool {
-        let path = self.results.join(GAMES_FILE);
+        let path = self.dir.join(GAMES_FILE);
         let lines = match self.journal.read_new(&path) {
             Some(lines) => lines,
             None => {
@@ -335,7 +407,7 @@ impl Reader {
     }
 
     fn read_live(&mut self) -> bool {
-        let dir = live_dir(&self.results);
+        let dir = live_dir(&self.dir);
         let present: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map(|entries| {
                 entries
@@ -372,39 +444,56 @@ impl Reader {
         changed
     }
 
+    /// Its running games: only while its referee runs (one that is gone
+    /// left its live files behind).
+    fn running(&self, finished: &std::collections::HashSet<&str>) -> (Vec<RunningGame>, usize) {
+        let games: Vec<RunningGame> = self
+            .live
+            .values()
+            .filter_map(|f| f.game.clone())
+            .filter(|g| !finished.contains(g.id.as_str()))
+            .collect();
+        if self.referee == Referee::Running {
+            (games, 0)
+        } else {
+            (Vec::new(), games.len())
+        }
+    }
+}
+
+impl Reader {
     /// The page's view of what was read.
     pub fn snapshot(&self) -> Snapshot {
-        let done = self.records.len();
+        let records = self.records();
+        let done = records.len();
         let mut players = self.schedule.players.clone();
-        for r in &self.records {
+        for r in &records {
             for p in [&r.black, &r.white] {
                 if !players.contains(p) {
                     players.push(p.clone());
                 }
             }
         }
-        let mut table = crate::rating::crosstable(&self.records, &players);
+        let mut table = crate::rating::crosstable(&records, &players);
         if let Some(test) = self.schedule.sprt {
             table = table.with_sprt(test);
         }
         let mut crosstable = String::new();
         crosstable_html(&mut crosstable, &table, "crosstable");
         let finished_ids: std::collections::HashSet<&str> =
-            self.records.iter().map(|r| r.id.as_str()).collect();
-        let mut running: Vec<RunningGame> = self
-            .live
-            .values()
-            .filter_map(|f| f.game.clone())
-            .filter(|g| !finished_ids.contains(g.id.as_str()))
-            .collect();
+            records.iter().map(|r| r.id.as_str()).collect();
+        let mut running = Vec::new();
         let mut cut_short = 0;
-        if self.referee != Referee::Running {
-            // Left behind by a referee that is gone: not running.
-            cut_short = running.len();
-            running.clear();
+        for part in &self.parts {
+            let (games, cut) = part.running(&finished_ids);
+            running.extend(games);
+            cut_short += cut;
         }
-        let recent = self
-            .records
+        let referee = self.referee();
+        if referee == Referee::Running {
+            cut_short = 0;
+        }
+        let recent = records
             .iter()
             .rev()
             .take(RECENT)
@@ -419,7 +508,7 @@ impl Reader {
             .sprt
             .as_ref()
             .is_some_and(|s| s.decision != Decision::Continue);
-        let state = if self.referee == Referee::Running {
+        let state = if referee == Referee::Running {
             RunState::Running
         } else if total.is_some_and(|t| t > 0 && done >= t)
             || decided
@@ -441,9 +530,9 @@ impl Reader {
             done,
             eta_s: total
                 .filter(|_| state == RunState::Running)
-                .and_then(|t| eta(&self.records, t)),
+                .and_then(|t| eta(&records, t)),
             state,
-            referee: self.referee,
+            referee,
             finished: state == RunState::Finished,
             cut_short,
             sprt,
@@ -451,7 +540,37 @@ impl Reader {
             recent,
             crosstable,
             players: players.len(),
+            shares: self.shares(),
         }
+    }
+
+    /// One line per share of the folder (none if it is not played in
+    /// shares).
+    fn shares(&self) -> Vec<String> {
+        let Ok(Some((count, _))) = crate::shard::found(&self.results) else {
+            return Vec::new();
+        };
+        (0..count)
+            .map(|index| {
+                let share = crate::shard::Share { index, count };
+                let of = share.games(&self.schedule.games).len();
+                let dir = share.dir(&self.results);
+                let part = self.parts.iter().find(|p| p.dir == dir);
+                let games = part.map_or(0, |p| p.records.len());
+                let state = match part {
+                    None => "missing".to_string(),
+                    Some(p) if p.referee == Referee::Running => {
+                        format!("running ({games}/{of} games)")
+                    }
+                    Some(_) if games >= of => format!("done ({games} games)"),
+                    Some(p) if p.referee == Referee::Gone => {
+                        format!("gone ({games}/{of} games; run it again to resume)")
+                    }
+                    Some(_) => format!("stopped ({games}/{of} games)"),
+                };
+                format!("{} {state}", share.name())
+            })
+            .collect()
     }
 }
 
@@ -674,6 +793,62 @@ mod tests {
         );
     }
 
+    /// Issue 29: a results folder played in shares is one tournament on
+    /// the page: every share's games and running games, each share's state.
+    #[test]
+    fn the_shares_of_a_folder_are_one_tournament_on_the_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let game = |round: u32| {
+            let (black, white) = if round % 2 == 1 {
+                ("a", "b")
+            } else {
+                ("b", "a")
+            };
+            crate::schedule::ScheduledGame {
+                id: format!("r{round}.{black}.{white}"),
+                round,
+                black: black.into(),
+                white: white.into(),
+                opening: String::new(),
+            }
+        };
+        let line = |round: u32| {
+            let g = game(round);
+            let mut r = crate::rating::tests::game(
+                &g.black,
+                &g.white,
+                crate::record::Winner::Black,
+                (40, 24),
+            );
+            r.id = g.id;
+            r.round = round;
+            serde_json::to_string(&r).unwrap() + "\n"
+        };
+        write_schedule(dir.path(), (1..=4).map(game).collect(), None);
+        let share = |k| crate::shard::Share { index: k, count: 2 }.dir(dir.path());
+        std::fs::create_dir_all(share(0)).unwrap();
+        std::fs::create_dir_all(share(1)).unwrap();
+        std::fs::write(share(0).join(GAMES_FILE), line(1) + &line(2)).unwrap();
+        live_game(&share(1), "r3.a.b");
+        let held = take_lock(&share(1));
+        let mut r = Reader::new(dir.path());
+        r.look();
+        let s = r.snapshot();
+        assert_eq!((s.state, s.done, s.total), (RunState::Running, 2, Some(4)));
+        assert_eq!(s.running.len(), 1, "share 1's running game");
+        assert_eq!(
+            s.shares,
+            ["0-of-2 done (2 games)", "1-of-2 running (0/2 games)"]
+        );
+        drop(held);
+        std::fs::remove_file(live_dir(&share(1)).join("r3.a.b.jsonl")).unwrap();
+        std::fs::write(share(1).join(GAMES_FILE), line(3) + &line(4)).unwrap();
+        assert!(r.look());
+        let s = r.snapshot();
+        assert_eq!((s.state, s.done), (RunState::Finished, 4));
+        assert_eq!(s.shares, ["0-of-2 done (2 games)", "1-of-2 done (2 games)"]);
+    }
+
     fn write_schedule(dir: &Path, games: Vec<crate::schedule::ScheduledGame>, sprt: Option<Sprt>) {
         let stored = crate::results::StoredSchedule {
             tournament: "T".into(),
@@ -681,6 +856,7 @@ mod tests {
             games,
             swiss_rounds: None,
             sprt,
+            shard: None,
         };
         std::fs::write(
             dir.join(SCHEDULE_FILE),

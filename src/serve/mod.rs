@@ -58,7 +58,6 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{mpsc, watch};
 
 use crate::report::html;
-use crate::results::{read_records, GAMES_FILE};
 
 use admission::{idle_out, Admission, Slot, Watched};
 use bodies::{ChannelBody, FileBody};
@@ -480,7 +479,7 @@ fn not_found() -> Response<Reply> {
 
 /// The HTML report of the games finished so far (their replays).
 fn report(results: &Path, feed: &Feed) -> anyhow::Result<String> {
-    let records = read_records(&results.join(GAMES_FILE))?;
+    let records = crate::results::read_results(results, true)?;
     let players: Vec<String> = Vec::new();
     let table = crate::rating::crosstable(&records, &players);
     let title = feed.title();

@@ -13,7 +13,8 @@
 //! `data-ply`, `#progress`, `#status` (`Live`, `Between games`,
 //! `Final standings` once the event is over, `Interrupted` when its
 //! referee stopped or was killed with games left, `Waiting for the
-//! referee`), `#notice` (what an interruption means), `#sprt` (the SPRT's
+//! referee`), `#notice` (what an interruption means), `#shares` (each share of a tournament played in shares: done, running,
+//! stopped, missing), `#sprt` (the SPRT's
 //! state, when the event has one), `#recent` (the latest finished games),
 //! and on `<body>` `data-state` (the snapshot's `state`) and
 //! `data-updates` (events received so far).
@@ -41,6 +42,7 @@ pub fn render(state: &str) -> String {
 const BODY: &str = r#"<header>
 <h1 id="title"></h1>
 <div class="bar"><span id="status"></span> <span id="progress"></span> <span id="eta"></span> <span id="running-count"></span> <span id="sprt"></span></div>
+<div class="bar" id="shares"></div>
 <p id="notice" hidden></p>
 <nav><a href="/report">Every finished game (replay)</a> · <span id="connection">connecting…</span></nav>
 </header>
@@ -176,6 +178,7 @@ const SCRIPT: &str = r##"
       " with " + (s.total - s.done) + " game" + (s.total - s.done === 1 ? "" : "s") + " left" +
       (s.cut_short ? ", " + s.cut_short + " of them cut short mid-game" : "") +
       ": nothing is being played. Running the same command again resumes the tournament.";
+    document.getElementById("shares").textContent = s.shares.length ? "Shares: " + s.shares.join(" · ") : "";
     var sprt = document.getElementById("sprt");
     sprt.textContent = s.sprt ? "SPRT " + s.sprt.note + " · " + (s.sprt.decision === "continue" ? "continue" : s.sprt.decision + " accepted") : "";
     sprt.className = s.sprt && s.sprt.decision !== "continue" ? "decided" : "";

@@ -21,4 +21,5 @@ mod people;
 mod records;
 mod referee;
 mod rules;
+mod shards;
 mod tournament;

@@ -13,6 +13,7 @@ mod libraries;
 mod python;
 mod sandbox_cost;
 mod siege;
+mod shares;
 pub mod stats;
 mod sys;
 pub mod table;
@@ -160,7 +161,7 @@ impl Rows {
 
 /// `TOURNAMENT_BENCH_ONLY=handoff,perft` runs only those sections (for
 /// profiling one of them); unset, all: handoff, throughput, libraries, idle,
-/// sandbox, perft, scale, serve, siege.
+/// sandbox, perft, scale, serve, siege, shares.
 fn wanted(section: &str) -> bool {
     match std::env::var("TOURNAMENT_BENCH_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == section),
@@ -255,6 +256,9 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
     }
     if wanted("siege") {
         siege_rows(&plan, temp, scripts, &mut rows, &mut notes);
+    }
+    if wanted("shares") {
+        shares::rows(&plan, temp, &mut rows);
     }
 
     let rows = rows.0;

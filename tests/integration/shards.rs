@@ -1,0 +1,417 @@
+//! One tournament in shares (issue 29): a round robin of 6 deterministic
+//! players run as 4 shares at once gives the whole run's games (same ids,
+//! openings, colours and results) and crosstable; a share killed mid-run
+//! and run again loses and doubles nothing; a share of another
+//! configuration or another split is refused; and the same on a real
+//! one-node Slurm (`scripts/slurm-one-node`, `sbatch --array=0-3`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use tournament::record::GameRecord;
+
+use crate::fixture::{fakebot, project_root, tournament_bin, wait_until, Scratch};
+use crate::needs::{self, Need};
+
+/// A round robin of 6 players (4 built-ins and `extra`), 2 games a
+/// pairing: 30 games, 15 colour-swapped pairs.
+fn six(extra: &str, per_pairing: u32) -> String {
+    let mut t = format!(
+        "[tournament]\nname = \"six\"\ngames-per-pairing = {per_pairing}\nconcurrency = 1\nsize = 6\n\n\
+         [time]\nmove-ms = 3000\nstartup-ms = 5000\n\n[openings]\nrandom-plies = 2\nseed = 3\n"
+    );
+    for (name, how) in [
+        ("r1", "builtin = \"random\""),
+        ("g1", "builtin = \"greedy\""),
+        ("w1", "builtin = \"weighted\""),
+        ("r2", "builtin = \"random\""),
+        ("w2", "builtin = \"weighted\""),
+        ("x", extra),
+    ] {
+        t.push_str(&format!("\n[[player]]\nname = \"{name}\"\n{how}\n"));
+    }
+    t
+}
+
+fn greedy() -> &'static str {
+    "builtin = \"greedy\""
+}
+
+fn read(path: &Path) -> Vec<GameRecord> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// id → (round, black, white, opening, transcript, result): what the
+/// schedule and deterministic bots fix.
+type Outcome = (u32, String, String, String, String, String);
+
+fn outcomes(recs: &[GameRecord]) -> BTreeMap<String, Outcome> {
+    recs.iter()
+        .map(|r| {
+            (
+                r.id.clone(),
+                (
+                    r.round,
+                    r.black.clone(),
+                    r.white.clone(),
+                    r.opening.clone(),
+                    r.transcript.clone(),
+                    r.result.name().to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn standings(s: &Scratch, results: &str) -> serde_json::Value {
+    let out = s
+        .cmd(&["crosstable", "--format", "json", "--results", results])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    table["standings"].clone()
+}
+
+/// The whole tournament run unsharded in its own folder.
+fn reference(toml: &str) -> (Scratch, BTreeMap<String, Outcome>) {
+    let r = Scratch::new();
+    r.write("tournament.toml", toml);
+    r.run_ok(&["run"], 300);
+    let games = outcomes(&read(&r.join("results/games.jsonl")));
+    (r, games)
+}
+
+fn share(s: &Scratch, k: u32, n: u32) -> std::process::Child {
+    Command::new(tournament_bin())
+        .current_dir(s.path())
+        .args(["run", "--shard", &format!("{k}/{n}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn four_shares_at_once_give_the_whole_runs_games_and_crosstable() {
+    let (r, expected) = reference(&six(greedy(), 2));
+    assert_eq!(expected.len(), 30);
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &six(greedy(), 2));
+    let children: Vec<_> = (0..4).map(|k| share(&s, k, 4)).collect();
+    let mut share_ids: Vec<Vec<String>> = Vec::new();
+    for (k, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "share {k}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "share {k}/4 (0-based) of the tournament, from --shard {k}/4"
+            )),
+            "{stderr}"
+        );
+        let recs = read(&s.join(&format!("results/shards/{k}-of-4/games.jsonl")));
+        // Whole colour-swapped pairs: each game's partner is in its share.
+        for g in &recs {
+            assert!(
+                recs.iter()
+                    .any(|h| h.black == g.white && h.white == g.black && h.opening == g.opening),
+                "share {k}: {} without its partner",
+                g.id
+            );
+        }
+        share_ids.push(recs.iter().map(|r| r.id.clone()).collect());
+    }
+    let sizes: Vec<usize> = share_ids.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [8, 8, 8, 6], "15 pairs dealt to 4 shares");
+
+    let out = s.run_ok(&["merge"], 60);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("merged 30 games of 4 shares (4 done)"),
+        "{out:?}"
+    );
+    let merged = read(&s.join("results/merged/games.jsonl"));
+    assert_eq!(
+        outcomes(&merged),
+        expected,
+        "the same games as the whole run"
+    );
+    assert_eq!(standings(&s, "results"), standings(&r, "results"));
+    assert_eq!(standings(&s, "results/merged"), standings(&r, "results"));
+    let text = s.run_ok(&["crosstable"], 60);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("shares: 4 of 4 done"), "{text}");
+    assert!(text.contains("share 3-of-4 done (6 games)"), "{text}");
+    // The folder is played in 4 shares: a whole run or a split in 2 would
+    // play games again.
+    let whole = s.cmd(&["run"]).output().unwrap();
+    assert_eq!(whole.status.code(), Some(5), "{whole:?}");
+    let two = s.cmd(&["run", "--shard", "0/2"]).output().unwrap();
+    assert_eq!(two.status.code(), Some(5), "{two:?}");
+    assert!(String::from_utf8_lossy(&two.stderr).contains("is played in 4 shares"));
+}
+
+#[test]
+fn a_share_killed_mid_run_resumes_with_nothing_lost_or_doubled() {
+    let slow = format!(
+        "command = {:?}",
+        fakebot("slow 40").split(' ').collect::<Vec<_>>()
+    );
+    let toml = six(&slow, 4);
+    let (_r, expected) = reference(&toml);
+    assert_eq!(expected.len(), 60);
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &toml);
+    let games = s.join("results/shards/1-of-2/games.jsonl");
+    let mut child = share(&s, 1, 2);
+    assert!(
+        wait_until(120, || read(&games).len() >= 4),
+        "games were played"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = read(&games);
+    let states = s.cmd(&["crosstable"]).output().unwrap();
+    let text = String::from_utf8_lossy(&states.stdout);
+    assert!(text.contains("share 0-of-2 missing"), "{text}");
+    assert!(text.contains("share 1-of-2 stopped"), "{text}");
+
+    let out = s.run_ok(&["run", "--shard", "1/2"], 300);
+    let after = read(&games);
+    assert_eq!(&after[..before.len()], &before[..], "finished games kept");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("({} already played)", before.len())),
+        "resumed"
+    );
+    s.run_ok(&["run", "--shard", "0/2"], 300);
+    let mut all = read(&s.join("results/shards/0-of-2/games.jsonl"));
+    all.extend(after);
+    assert_eq!(all.len(), 60, "no game lost or doubled");
+    assert_eq!(outcomes(&all), expected);
+
+    // A share of another configuration is refused, as a changed schedule.
+    s.write("tournament.toml", &six(&slow, 2));
+    let changed = s.cmd(&["run", "--shard", "0/2"]).output().unwrap();
+    assert_eq!(changed.status.code(), Some(5), "{changed:?}");
+    assert!(String::from_utf8_lossy(&changed.stderr).contains("different schedule"));
+}
+
+/// What the Slurm test needs: the tools of a one-node cluster.
+const SLURM: &[Need] = &[
+    Need::Root,
+    Need::Program("sbatch", "slurm-wlm"),
+    Need::Program("slurmctld", "slurm-wlm"),
+    Need::Program("slurmd", "slurm-wlm"),
+    Need::Program("munged", "munge"),
+];
+
+#[test]
+fn a_slurm_job_array_of_4_tasks_gives_the_whole_runs_games() {
+    if !needs::have(SLURM) {
+        return;
+    }
+    let up = Command::new(project_root().join("scripts/slurm-one-node"))
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "scripts/slurm-one-node: {up:?}");
+    let (_r, expected) = reference(&six(greedy(), 2));
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &six(greedy(), 2));
+    let sbatch = Command::new("sbatch")
+        .current_dir(s.path())
+        .env("TOURNAMENT", tournament_bin())
+        .args([
+            "--parsable",
+            "--wait",
+            "--array=0-3",
+            "--output",
+            &s.join("slurm-%a.out").display().to_string(),
+        ])
+        .arg(project_root().join("scripts/tournament-array.sbatch"))
+        .arg("tournament.toml")
+        .output()
+        .unwrap();
+    let logs: String = (0..4)
+        .map(|k| std::fs::read_to_string(s.join(&format!("slurm-{k}.out"))).unwrap_or_default())
+        .collect();
+    assert!(sbatch.status.success(), "{sbatch:?}\n{logs}");
+    for k in 0..4 {
+        assert!(
+            logs.contains(&format!(
+                "share {k}/4 (0-based) of the tournament, from Slurm"
+            )),
+            "{logs}"
+        );
+    }
+    s.run_ok(&["merge"], 60);
+    let merged = read(&s.join("results/merged/games.jsonl"));
+    assert_eq!(
+        outcomes(&merged),
+        expected,
+        "the same games as the whole run"
+    );
+}
+
+/// `squeue` shows nothing more of job `job` (at most `secs`).
+fn slurm_job_ends(job: &str, secs: u64) -> bool {
+    wait_until(secs, || {
+        Command::new("squeue")
+            .args(["-h", "-j", job])
+            .output()
+            .is_ok_and(|o| o.status.success() && o.stdout.is_empty())
+    })
+}
+
+#[test]
+fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
+    if !needs::have(SLURM) {
+        return;
+    }
+    let up = Command::new(project_root().join("scripts/slurm-one-node"))
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "scripts/slurm-one-node: {up:?}");
+    let slow = format!(
+        "command = {:?}",
+        fakebot("slow 40").split(' ').collect::<Vec<_>>()
+    );
+    let toml = six(&slow, 4);
+    let (_r, expected) = reference(&toml);
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &toml);
+    let sbatch = Command::new("sbatch")
+        .current_dir(s.path())
+        .env("TOURNAMENT", tournament_bin())
+        .args([
+            "--parsable",
+            "--array=0-1",
+            "--output",
+            &s.join("slurm-%a.out").display().to_string(),
+        ])
+        .arg(project_root().join("scripts/tournament-array.sbatch"))
+        .output()
+        .unwrap();
+    assert!(sbatch.status.success(), "{sbatch:?}");
+    let job = String::from_utf8_lossy(&sbatch.stdout).trim().to_string();
+    let games = s.join("results/shards/1-of-2/games.jsonl");
+    assert!(wait_until(120, || read(&games).len() >= 4), "task 1 plays");
+    let task = format!("{job}_1");
+    let requeue = Command::new("scontrol")
+        .args(["requeue", &task])
+        .output()
+        .unwrap();
+    assert!(requeue.status.success(), "{requeue:?}");
+    // A requeued task waits (BeginTime) before it runs again: once it is
+    // pending, now.
+    assert!(wait_until(60, || {
+        Command::new("squeue")
+            .args(["-h", "-j", &task, "-o", "%T"])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "PENDING")
+    }));
+    assert!(wait_until(30, || {
+        Command::new("scontrol")
+            .args(["update", &format!("JobId={task}"), "StartTime=now"])
+            .status()
+            .is_ok_and(|s| s.success())
+    }));
+    assert!(
+        wait_until(300, || read(&games).len() >= 30),
+        "task 1 finishes its share"
+    );
+    assert!(slurm_job_ends(&job, 60), "the array ends");
+    let log = std::fs::read_to_string(s.join("slurm-1.out")).unwrap();
+    assert!(log.contains("DUE TO JOB REQUEUE"), "{log}");
+    let starts: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("already played)"))
+        .collect();
+    assert!(starts.len() >= 2, "run, then run again:\n{log}");
+    assert!(
+        !starts[starts.len() - 1].contains("(0 already played)"),
+        "it resumed:\n{log}"
+    );
+    let mut all = read(&s.join("results/shards/0-of-2/games.jsonl"));
+    all.extend(read(&games));
+    assert_eq!(all.len(), 60, "no game lost or doubled:\n{log}");
+    assert!(
+        all.iter().all(|r| r.forfeit.is_none()),
+        "no bot forfeits for being killed by the requeue"
+    );
+    assert_eq!(outcomes(&all), expected);
+}
+
+#[test]
+fn kubernetes_gives_the_index_and_adaptive_formats_are_refused_in_shares() {
+    let s = Scratch::new();
+    s.write("tournament.toml", &six(greedy(), 2));
+    let out = s
+        .cmd(&["run", "--shards", "2"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "share 1/2 (0-based) of the tournament, from Kubernetes: JOB_COMPLETION_INDEX=1"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(read(&s.join("results/shards/1-of-2/games.jsonl")).len(), 14);
+    // Without the index, --shards N says what it lacks.
+    let out = s.cmd(&["run", "--shards", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the share's index"));
+
+    for extra in ["format = \"swiss\"\nrounds = 3\n", ""] {
+        let t = Scratch::new();
+        let mut toml =
+            six(greedy(), 2).replace("concurrency = 1\n", &format!("concurrency = 1\n{extra}"));
+        if extra.is_empty() {
+            // Two players and an SPRT.
+            toml = format!(
+                "[tournament]\nname = \"s\"\nsize = 6\ngames-per-pairing = 20\n\n[sprt]\nelo0 = 0\nelo1 = 50\nalpha = 0.05\nbeta = 0.05\n\n\
+                 [openings]\nrandom-plies = 2\nseed = 3\n\n[[player]]\nname = \"a\"\n{}\n\n[[player]]\nname = \"b\"\nbuiltin = \"random\"\n",
+                greedy()
+            );
+        }
+        t.write("tournament.toml", &toml);
+        let out = t.cmd(&["run", "--shard", "0/2"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(
+            stderr.contains("cannot be played in shares yet"),
+            "{stderr}"
+        );
+        assert!(!t.join("results/shards").exists(), "nothing played");
+    }
+}
+
+#[test]
+fn a_share_that_cannot_start_a_player_says_so_and_stops() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        &six("command = [\"no-such-bot-anywhere\"]", 2),
+    );
+    let out = s.cmd(&["run", "--shard", "0/2"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(stderr.contains("no-such-bot-anywhere"), "{stderr}");
+    assert!(
+        read(&s.join("results/shards/0-of-2/games.jsonl")).is_empty(),
+        "no game played, no forfeit recorded"
+    );
+}
