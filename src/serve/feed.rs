@@ -30,7 +30,7 @@ use crate::record::GameRecord;
 use crate::report::html::crosstable_html;
 use crate::report::live::{live_dir, LiveLine};
 use crate::report::result_line;
-use crate::results::{read_schedule, GAMES_FILE, SCHEDULE_FILE};
+use crate::results::{parse_summary, read_schedule, refusal_message, GAMES_FILE, SCHEDULE_FILE};
 
 use super::referee::{Referee, RefereeWatch};
 
@@ -232,6 +232,8 @@ struct Schedule {
 pub struct Reader {
     results: PathBuf,
     journal: Tail,
+    /// Lines of the journal read so far (for messages naming a line).
+    journal_lines: usize,
     /// Finished games without their moves (the page lists, the report
     /// replays: it reads the journal itself).
     records: Vec<GameRecord>,
@@ -246,6 +248,7 @@ impl Reader {
         Reader {
             results: results.to_path_buf(),
             journal: Tail::default(),
+            journal_lines: 0,
             records: Vec::new(),
             live: BTreeMap::new(),
             schedule: Schedule::default(),
@@ -313,6 +316,7 @@ impl Reader {
                 // Replaced (or not there yet): start again from its top.
                 let had = !self.records.is_empty() || self.journal.offset > 0;
                 self.journal = Tail::default();
+                self.journal_lines = 0;
                 self.records.clear();
                 match self.journal.read_new(&path) {
                     Some(lines) => lines,
@@ -321,13 +325,20 @@ impl Reader {
             }
         };
         let before = self.records.len();
-        for line in lines.iter().filter(|l| !l.is_empty()) {
+        for line in &lines {
+            self.journal_lines += 1;
+            if line.is_empty() {
+                continue;
+            }
             // A line that is not a record is `crosstable`'s to report;
-            // the page shows the others.
-            if let Ok(mut r) = serde_json::from_str::<GameRecord>(line) {
-                r.moves = Vec::new();
-                r.transcript = String::new();
-                self.records.push(r);
+            // the page shows the others that the rules' replay accepts.
+            match parse_summary(line) {
+                Ok((r, Ok(()))) => self.records.push(r),
+                Ok((r, Err(why))) => tracing::warn!(
+                    "{}",
+                    refusal_message(&path, self.journal_lines, &r.id, &why)
+                ),
+                Err(_) => {}
             }
         }
         self.records.len() != before
@@ -725,14 +736,13 @@ mod tests {
         };
         let played = |round: u32| {
             let g = scheduled(round);
-            // a wins every game.
-            let (winner, discs) = if g.black == "a" {
-                (crate::record::Winner::Black, (40, 24))
+            // a wins every game (b is gone at NEW: a real record).
+            let b = if g.black == "b" {
+                crate::game::Color::Black
             } else {
-                (crate::record::Winner::White, (24, 40))
+                crate::game::Color::White
             };
-            let mut r = crate::rating::tests::game(&g.black, &g.white, winner, discs);
-            r.id = g.id;
+            let mut r = crate::referee::scripted_record(&g.id, 8, [&g.black, &g.white], Some(b));
             r.round = round;
             serde_json::to_string(&r).unwrap() + "\n"
         };
