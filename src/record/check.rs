@@ -20,9 +20,7 @@
 //! on 8×8), whatever the board shows. Times are not checked: they do not
 //! change a result, and an illegal answer's time counts without a move.
 
-use crate::game::{
-    parse_move, replay_transcript, Color, IllegalMove, Move, NotationError, Position,
-};
+use crate::game::{parse_move, Color, IllegalMove, Move, NotationError, Position, Square};
 
 use super::{DiscCount, EndReason, GameRecord, MoveRecord, Winner};
 
@@ -135,36 +133,111 @@ pub fn check_game<'a>(
     if !crate::game::SIZES.contains(&record.size) {
         return Err(Refusal::Size(record.size));
     }
-    let start = Position::start(record.size);
-    let (opening, _) =
-        replay_transcript(start, &record.opening).map_err(|why| Refusal::Opening {
-            opening: record.opening.clone(),
-            why,
-        })?;
-    let end = replay(start, &opening, transcript, moves)?;
-    if end.plies < opening.len() {
-        return Err(Refusal::OpeningCut(record.opening.clone()));
-    }
+    let opening = Opening::read(&record.opening).map_err(|why| Refusal::Opening {
+        opening: record.opening.clone(),
+        why,
+    })?;
+    let end = replay(
+        Position::start(record.size),
+        &record.opening,
+        opening,
+        transcript,
+        moves,
+    )?;
     check_end(record, &end)
 }
 
 /// The final position, and what is needed to judge the end.
 struct Replayed {
     pos: Position,
-    plies: usize,
     /// Whether a bot played a move or a pass (not only the opening).
     bots_moved: bool,
 }
 
+/// A move of an opening transcript as written: a square, or a written
+/// pass.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Pass,
+    Square(Square),
+}
+
+/// An opening transcript read as `replay_transcript` reads it (spaces
+/// ignored, `pass`/`pa` any case, squares any case), without replaying it:
+/// its moves are checked where the record plays them.
+struct Opening {
+    moves: Vec<Written>,
+    next: usize,
+}
+
+impl Opening {
+    fn read(text: &str) -> Result<Opening, NotationError> {
+        let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut moves = Vec::with_capacity(chars.len() / 2);
+        let mut i = 0;
+        while i < chars.len() {
+            let rest = &chars[i..];
+            if starts_with_word(rest, "pass") {
+                moves.push(Written::Pass);
+                i += 4;
+            } else if starts_with_word(rest, "pa") {
+                moves.push(Written::Pass);
+                i += 2;
+            } else {
+                let (col, row) = match chars[i..] {
+                    [c, r, ..] if c.is_ascii() && r.is_ascii() => (
+                        (c as u8).to_ascii_lowercase().wrapping_sub(b'a'),
+                        (r as u8).wrapping_sub(b'1'),
+                    ),
+                    _ => (8, 8),
+                };
+                if col >= 8 || row >= 8 {
+                    return Err(NotationError::BadSquare(rest.iter().take(2).collect()));
+                }
+                moves.push(Written::Square(Square::new(col, row)));
+                i += 2;
+            }
+        }
+        Ok(Opening { moves, next: 0 })
+    }
+
+    fn is_done(&self) -> bool {
+        self.next == self.moves.len()
+    }
+
+    /// Whether `mv`, marked `opening`, is the opening's next move: a square
+    /// as written, a written pass, or a forced pass `replay_transcript`
+    /// puts before the next square.
+    fn take(&mut self, mv: Move) -> bool {
+        let next = self.moves.get(self.next).copied();
+        match (mv, next) {
+            (Move::Play(sq), Some(Written::Square(w))) if sq == w => self.next += 1,
+            (Move::Pass, Some(Written::Pass)) => self.next += 1,
+            (Move::Pass, Some(Written::Square(_))) => {}
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Whether `chars` start with `word`, any case.
+fn starts_with_word(chars: &[char], word: &str) -> bool {
+    chars.len() >= word.len()
+        && chars
+            .iter()
+            .zip(word.chars())
+            .all(|(c, w)| c.eq_ignore_ascii_case(&w))
+}
+
 fn replay<'a>(
     start: Position,
-    opening: &[Move],
+    opening_text: &str,
+    mut opening: Opening,
     transcript: &str,
     moves: impl IntoIterator<Item = Ply<'a>>,
 ) -> Result<Replayed, Refusal> {
     let size = start.size();
     let mut pos = start;
-    let mut plies = 0;
     let mut bots_moved = false;
     // The transcript the moves make (passes left out).
     let mut played = Vec::with_capacity(transcript.len());
@@ -191,38 +264,53 @@ fn replay<'a>(
                 to_move,
             });
         }
-        match opening.get(i) {
-            Some(expected) if !m.opening || *expected != mv => {
-                return Err(marks("is not the opening's move there (the opening's moves come first, marked `opening`)"));
+        if m.opening {
+            if bots_moved {
+                return Err(marks("is marked `opening`, but the opening is over"));
             }
-            None if m.opening => return Err(marks("is marked `opening`, but the opening is over")),
-            _ => {}
-        }
-        if m.opening && m.ms != 0 {
-            return Err(marks("is the opening's but has a thinking time"));
+            if !opening.take(mv) {
+                return Err(marks(
+                    "is not the opening's move there (the opening's moves come first, marked `opening`)",
+                ));
+            }
+            if m.ms != 0 {
+                return Err(marks("is the opening's but has a thinking time"));
+            }
+        } else if !opening.is_done() {
+            return Err(Refusal::OpeningCut(opening_text.to_string()));
         }
         if m.auto && (mv != Move::Pass || m.opening || m.ms != 0) {
             return Err(marks(
                 "is marked as the referee's pass (`auto`) but is not a pass without time",
             ));
         }
-        if pos.is_over() {
-            return Err(marks("comes after the end of the game"));
-        }
-        pos = pos
-            .play(mv)
-            .map_err(|why| Refusal::Illegal {
-                ply,
-                color: to_move,
-                text: m.mv.to_string(),
-                why,
-            })?
-            .0;
-        if let Move::Play(sq) = mv {
-            played.extend_from_slice(&[b'a' + sq.col(), b'1' + sq.row()]);
-        }
+        // One move generation per ply: the other side's moves are looked
+        // at only where this side has none.
+        let legal = pos.legal_moves();
+        let illegal = |why| Refusal::Illegal {
+            ply,
+            color: to_move,
+            text: m.mv.to_string(),
+            why,
+        };
+        pos = match mv {
+            Move::Play(sq) if legal & sq.bit() != 0 => {
+                played.extend_from_slice(&[b'a' + sq.col(), b'1' + sq.row()]);
+                pos.play_unchecked(sq, pos.flips(sq))
+            }
+            _ if legal == 0 && pos.is_over() => {
+                return Err(marks("comes after the end of the game"))
+            }
+            Move::Play(_) => {
+                return Err(illegal(pos.check(mv).err().unwrap_or(IllegalMove::NoFlips)))
+            }
+            Move::Pass if legal != 0 => return Err(illegal(IllegalMove::PassWithMoves)),
+            Move::Pass => pos.pass_unchecked(),
+        };
         bots_moved |= !m.opening;
-        plies = ply;
+    }
+    if !opening.is_done() {
+        return Err(Refusal::OpeningCut(opening_text.to_string()));
     }
     if played != transcript.as_bytes() {
         return Err(Refusal::Transcript {
@@ -230,11 +318,7 @@ fn replay<'a>(
             played: String::from_utf8_lossy(&played).into_owned(),
         });
     }
-    Ok(Replayed {
-        pos,
-        plies,
-        bots_moved,
-    })
+    Ok(Replayed { pos, bots_moved })
 }
 
 /// Reasons given only for the answer to a TURN (or to the ILLEGAL after
@@ -351,6 +435,10 @@ mod tests {
     use crate::event::Silent;
     use crate::record::Forfeit;
     use crate::referee::{play_seats, GameSpec, Rules, ScriptedSeat, SeatError, TimeControl};
+
+    fn played_from(size: u8, opening: &str) -> GameRecord {
+        played(size, opening, None)
+    }
 
     fn played(size: u8, opening: &str, white_exits_at: Option<usize>) -> GameRecord {
         let spec = GameSpec {
@@ -569,6 +657,45 @@ mod tests {
         };
         assert!(
             refused(&r).contains("after the game was over"),
+            "{}",
+            refused(&r)
+        );
+    }
+
+    /// Openings as a schedule may write them: a forced pass inserted or
+    /// written, any case, spaces; the referee's records of them stand.
+    #[test]
+    fn openings_with_passes_and_any_spelling_stand() {
+        let must_pass = "e6f6g6g7c4h6h8f8";
+        let (_, pos) = crate::game::replay_transcript(Position::start(8), must_pass).unwrap();
+        let after = pos.pass_unchecked();
+        let white = crate::game::square_name(after.legal_squares()[0]);
+        for opening in [
+            format!("{must_pass}{white}"),
+            format!("{must_pass}pass{white}"),
+            format!("{} PA {}", must_pass.to_uppercase(), white.to_uppercase()),
+            format!("{must_pass}pass"),
+        ] {
+            let r = played_from(8, &opening);
+            let passes = r
+                .moves
+                .iter()
+                .filter(|m| m.opening && m.mv == "pass")
+                .count();
+            assert_eq!(passes, 1, "{opening}: {:?}", r.moves);
+            assert_eq!(r.check(), Ok(()), "{opening}");
+            // The opening's pass left out of the moves: not the opening.
+            let mut cut = r.clone();
+            let at = cut.moves.iter().position(|m| m.mv == "pass").unwrap();
+            cut.moves.remove(at);
+            assert!(cut.check().is_err(), "{opening}");
+        }
+        let mut r = played_from(8, &format!("{must_pass}{white}"));
+        r.opening = format!("{must_pass}");
+        assert!(refused(&r).contains("opening"), "{}", refused(&r));
+        r.opening = "zz".into();
+        assert!(
+            refused(&r).starts_with("its opening `zz` breaks the rules"),
             "{}",
             refused(&r)
         );

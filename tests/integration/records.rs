@@ -856,17 +856,29 @@ fn edited_records_are_named_and_not_counted() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_names_the_edited_lines("run", &err);
     for (n, r) in records[..3].iter().enumerate() {
-        let at = format!("games.jsonl:{}: game {} has no record that follows the rules; it is played again", n + 1, r.id);
+        let at = format!(
+            "games.jsonl:{}: game {} has no record that follows the rules; it is played again",
+            n + 1,
+            r.id
+        );
         assert!(err.contains(&at), "run does not say {at}:\n{err}");
     }
     let after = read_records(&games).unwrap();
     assert_eq!(after.len(), 4, "every game counted once");
     let text = std::fs::read_to_string(&games).unwrap();
-    assert_eq!(text.lines().count(), 7, "the edited lines stay, three new ones follow");
+    assert_eq!(
+        text.lines().count(),
+        7,
+        "the edited lines stay, three new ones follow"
+    );
     let ids: Vec<&str> = after.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids[0], records[3].id);
     for r in &records[..3] {
-        assert!(ids[1..].contains(&r.id.as_str()), "{} not played again", r.id);
+        assert!(
+            ids[1..].contains(&r.id.as_str()),
+            "{} not played again",
+            r.id
+        );
     }
     for r in &after {
         assert_eq!(r.check(), Ok(()));
