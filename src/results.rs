@@ -174,7 +174,7 @@ pub fn read_results(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessE
         scan(&path, parse_summary)?
     };
     if let Some(stored) = read_schedule(dir)? {
-        check_records(&path, &scanned.records, &stored, false)?;
+        check_records(&path, scanned.every_line(), &stored, false)?;
     }
     Ok(unnumbered(scanned))
 }
@@ -201,11 +201,13 @@ pub fn check_game_id(id: &str) -> Result<(), String> {
 }
 
 /// What [`scan`] found: the records with their line numbers, the lines
-/// refused by the rules' replay (line, game id), and a cut last line if
+/// refused by the rules' replay (checked against the schedule all the
+/// same: a record of another tournament stops a run whatever its moves),
+/// and a cut last line if
 /// there is one.
 struct Scanned {
     records: Vec<(usize, GameRecord)>,
-    refused: Vec<(usize, String)>,
+    refused: Vec<(usize, GameRecord)>,
     cut: Option<Cut>,
 }
 
@@ -214,6 +216,17 @@ struct Scanned {
 struct Cut {
     line: usize,
     offset: u64,
+}
+
+impl Scanned {
+    /// Every record read, counted or refused, in the file's order.
+    fn every_line(&self) -> Vec<&(usize, GameRecord)> {
+        let mut all: Vec<_> = self.records.iter().chain(&self.refused).collect();
+        if !self.refused.is_empty() {
+            all.sort_by_key(|(n, _)| *n);
+        }
+        all
+    }
 }
 
 fn unnumbered(scanned: Scanned) -> Vec<GameRecord> {
@@ -294,7 +307,7 @@ fn scan(
                 check_game_id(&rec.id).map_err(|m| bad(n, m))?;
                 if let Err(why) = verdict {
                     tracing::warn!("{}", refusal_message(path, n, &rec.id, &why));
-                    refused.push((n, rec.id));
+                    refused.push((n, rec));
                 } else if let Some(first) = first_line.get(&rec.id) {
                     tracing::warn!(
                         "{}:{n}: game {} again (first recorded at line {first}); the first is kept, this line is not counted",
@@ -352,7 +365,7 @@ fn expected_ids(done_dir: &Path, stored: &StoredSchedule) -> Vec<String> {
 
 fn check_records(
     path: &Path,
-    records: &[(usize, GameRecord)],
+    records: Vec<&(usize, GameRecord)>,
     stored: &StoredSchedule,
     all_ids: bool,
 ) -> Result<(), HarnessError> {
@@ -439,7 +452,7 @@ impl ResultStore {
                 .records
                 .iter()
                 .map(|(_, r)| r.id.as_str())
-                .chain(scanned.refused.iter().map(|(_, id)| id.as_str()))
+                .chain(scanned.refused.iter().map(|(_, r)| r.id.as_str()))
                 .collect();
             let unseen: Vec<String> = expected_ids(&done_dir, stored)
                 .into_iter()
@@ -472,7 +485,7 @@ impl ResultStore {
             );
             std::thread::sleep(Duration::from_secs(1));
         };
-        check_records(&path, &scanned.records, stored, true)?;
+        check_records(&path, scanned.every_line(), stored, true)?;
         let (mut file, appends) = crate::mailbox::drive::open_for_append(
             OpenOptions::new().create(true).read(true),
             &path,
@@ -485,7 +498,7 @@ impl ResultStore {
             scanned.records.iter().map(|(_, r)| r.id.as_str()).collect();
         let scheduled =
             |id: &str| stored.swiss_rounds.is_some() || stored.games.iter().any(|g| g.id == id);
-        for (n, id) in &scanned.refused {
+        for (n, id) in scanned.refused.iter().map(|(n, r)| (n, &r.id)) {
             if !counted.contains(id.as_str()) && scheduled(id) {
                 tracing::warn!(
                     "{}:{n}: game {id} has no record that follows the rules; it is played again",

@@ -691,7 +691,7 @@ mod tests {
             assert!(cut.check().is_err(), "{opening}");
         }
         let mut r = played_from(8, &format!("{must_pass}{white}"));
-        r.opening = format!("{must_pass}");
+        r.opening = must_pass.to_string();
         assert!(refused(&r).contains("opening"), "{}", refused(&r));
         r.opening = "zz".into();
         assert!(

@@ -756,8 +756,9 @@ fn ggf_names_cannot_break_a_property() {
 // Records read back are replayed by the rules (issue 26).
 
 /// The first three lines of games.jsonl edited by hand the way a cheat
-/// would: (1) the result flipped, disc counts kept; (2) a transcript (and
-/// moves) starting `a1h8a8h1`; (3) a score of 70-0. Returns the lines.
+/// would: (1) the result flipped, disc counts kept; (2) the moves (and
+/// transcript) after the opening `a1h8a8h1`; (3) a score of 70-0.
+/// Returns the lines.
 fn edit_three_lines(s: &Scratch, records: &[GameRecord]) -> Vec<String> {
     let games = s.join("results/games.jsonl");
     let text = std::fs::read_to_string(&games).unwrap();
@@ -773,14 +774,17 @@ fn edit_three_lines(s: &Scratch, records: &[GameRecord]) -> Vec<String> {
         "black"
     };
     lines[0]["result"] = flipped.into();
+    // After the opening (the schedule's, kept): the bots' first moves.
+    let opening = records[1].opening.len();
     let moves = lines[1]["moves"].as_array_mut().unwrap();
-    for (m, sq) in moves.iter_mut().zip(["a1", "h8", "a8", "h1"]) {
+    for (m, sq) in moves[opening / 2..]
+        .iter_mut()
+        .zip(["a1", "h8", "a8", "h1"])
+    {
         m["move"] = sq.into();
-        m["opening"] = false.into();
     }
-    let rest = records[1].transcript[8..].to_string();
-    lines[1]["transcript"] = format!("a1h8a8h1{rest}").into();
-    lines[1]["opening"] = "".into();
+    let t = &records[1].transcript;
+    lines[1]["transcript"] = format!("{}a1h8a8h1{}", &t[..opening], &t[opening + 8..]).into();
     lines[2]["discs_wof"] = serde_json::json!({"black": 70, "white": 0});
     let out: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
     std::fs::write(&games, out.join("\n") + "\n").unwrap();
@@ -791,7 +795,7 @@ fn edit_three_lines(s: &Scratch, records: &[GameRecord]) -> Vec<String> {
 fn assert_names_the_edited_lines(what: &str, stderr: &str) {
     let wanted = [
         ("games.jsonl:1: game", "result `"),
-        ("games.jsonl:2: game", "move 1 (black `a1`) is illegal"),
+        ("games.jsonl:2: game", "(black `a1`) is illegal"),
         ("games.jsonl:3: game", "score 70-0 does not follow"),
     ];
     for (at, why) in wanted {
