@@ -776,6 +776,37 @@ mod tests {
         assert!(s.finished);
     }
 
+    /// Issue 26: the page counts only records the rules' replay accepts
+    /// (the same check as every other reader), read as they are appended.
+    #[test]
+    fn a_record_the_rules_refuse_is_not_on_the_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = crate::referee::scripted_record("g1", 8, ["a", "b"], None);
+        let mut flipped = crate::referee::scripted_record("g2", 8, ["b", "a"], None);
+        assert_ne!(flipped.result, crate::record::Winner::Draw);
+        flipped.result = match flipped.result {
+            crate::record::Winner::Black => crate::record::Winner::White,
+            _ => crate::record::Winner::Black,
+        };
+        let line = |r: &GameRecord| serde_json::to_string(r).unwrap() + "\n";
+        let path = dir.path().join(GAMES_FILE);
+        std::fs::write(&path, line(&good) + &line(&flipped)).unwrap();
+        let mut r = Reader::new(dir.path());
+        r.look();
+        let ids: Vec<&str> = r.records.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["g1"]);
+        // Appended later, read as it comes: a good record of g2 counts.
+        let again = crate::referee::scripted_record("g2", 8, ["b", "a"], None);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, line(&again).as_bytes()).unwrap();
+        assert!(r.look());
+        let ids: Vec<&str> = r.records.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["g1", "g2"]);
+    }
+
     #[test]
     fn the_eta_follows_the_pace_of_the_journal() {
         let game = |started: &str, finished: &str| {
