@@ -1,11 +1,15 @@
 //! The record of one finished game: what `results/games.jsonl` holds, one
 //! JSON object per line, and what every report and export reads.
 //!
-//! Owns the record's shape and its serde form. Pure data: no I/O.
+//! Owns the record's shape and its serde form, and (`check`) whether a
+//! record follows from its moves by the rules. Pure: no I/O.
 
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Color, Discs};
+
+mod check;
+pub use check::{check_game, Ply, Refusal};
 
 /// `black`, `white` or `draw`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -456,6 +456,41 @@ impl Driver<'_> {
     }
 }
 
+/// The record of a real game of `size` between two in-memory seats that
+/// play their first legal move, `black` and `white`; the one of colour
+/// `forfeits`, if any, is gone at NEW (an `exited` forfeit, all squares to
+/// the other). For tests of readers that need records that are games.
+#[cfg(test)]
+pub(crate) fn scripted_record(
+    id: &str,
+    size: u8,
+    [black, white]: [&str; 2],
+    forfeits: Option<Color>,
+) -> GameRecord {
+    let spec = GameSpec {
+        id: id.into(),
+        round: 1,
+        size,
+        opening: String::new(),
+        time: TimeControl {
+            move_ms: 100,
+            startup_ms: 100,
+            bank_ms: None,
+            wait_ms: None,
+        },
+        rules: Rules::default(),
+    };
+    let seat = |name: &str, color: Color| {
+        if forfeits == Some(color) {
+            ScriptedSeat::new(name, |_| Err(SeatError::Exited("ended".into())))
+        } else {
+            ScriptedSeat::first_legal(name)
+        }
+    };
+    let (mut b, mut w) = (seat(black, Color::Black), seat(white, Color::White));
+    play_seats(&spec, [&mut b, &mut w], &crate::event::Silent).expect("scripted seats play")
+}
+
 #[cfg(test)]
 mod tests {
     //! The driver with in-memory seats: no process, no folder.
@@ -599,5 +634,117 @@ mod tests {
             events.iter().filter(|e| e.starts_with("Illegal")).count(),
             1
         );
+    }
+
+    /// A seat that plays a legal move chosen by `seed` (passing when it has
+    /// none) and, at its `at`-th request, gives `failure` instead.
+    fn seeded(
+        name: &str,
+        seed: u64,
+        at: usize,
+        failure: Option<Result<String, SeatError>>,
+    ) -> ScriptedSeat {
+        let mut n = 0usize;
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ScriptedSeat::new(name, move |req| {
+            n += 1;
+            if n == at {
+                if let Some(f) = failure.clone() {
+                    return f;
+                }
+            }
+            Ok(match req {
+                Request::New { .. } => "READY".into(),
+                Request::Turn { pos, .. } => {
+                    let moves = pos.legal_squares();
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    if moves.is_empty() {
+                        "pass".into()
+                    } else {
+                        crate::game::square_name(moves[(state >> 33) as usize % moves.len()])
+                    }
+                }
+                Request::End { .. } => "BYE".into(),
+                Request::Illegal { .. } | Request::Other(_) => "OK".into(),
+            })
+        })
+    }
+
+    /// Issue 26: whatever the referee writes (normal ends, passes, every
+    /// kind of forfeit, on every board, with and without `ask-pass`)
+    /// stands up to the rules' replay that every reader of games.jsonl
+    /// makes (`GameRecord::check`).
+    #[test]
+    fn every_record_the_referee_writes_passes_the_replay() {
+        use crate::sandbox::Limit;
+        let timeout = |partial| SeatError::Timeout {
+            partial,
+            detail: "no answer".into(),
+        };
+        let failures: Vec<Option<Result<String, SeatError>>> = vec![
+            None,
+            Some(Ok("a1".into())),
+            Some(Ok("zz".into())),
+            Some(Ok("pass".into())),
+            Some(Ok("READY".into())),
+            Some(Err(timeout(false))),
+            Some(Err(timeout(true))),
+            Some(Err(SeatError::Exited("ended".into()))),
+            Some(Err(SeatError::Garbage("binary".into()))),
+            Some(Err(SeatError::WrongSender("from x".into()))),
+            Some(Err(SeatError::StartFailed("gone".into()))),
+            Some(Err(SeatError::OverLimit {
+                limit: Limit::Memory,
+                detail: "memory".into(),
+            })),
+            Some(Err(SeatError::OverLimit {
+                limit: Limit::Disk,
+                detail: "disk".into(),
+            })),
+        ];
+        let openings = [
+            (4, ""),
+            (6, "c2"),
+            (8, ""),
+            (8, "d3c3b3b2f5a3a1c1"),
+            (8, "f5d6c3d3c4"),
+        ];
+        let mut reasons = std::collections::BTreeSet::new();
+        let mut checked = 0;
+        for (size, opening) in openings {
+            for ask_pass in [false, true] {
+                for (k, failure) in failures.iter().enumerate() {
+                    for at in [1, 2, 5, 9, 30] {
+                        for failing_black in [true, false] {
+                            let seed = (k * 100 + at) as u64;
+                            let (fb, fw) = if failing_black {
+                                (failure.clone(), None)
+                            } else {
+                                (None, failure.clone())
+                            };
+                            let mut b = seeded("b", seed, at, fb);
+                            let mut w = seeded("w", seed + 7, at, fw);
+                            if at == 1 && k == 10 {
+                                b.start_failure = Some("player `b`: cannot start".into());
+                            }
+                            let rules = Rules {
+                                max_retries: (at % 2) as u32,
+                                ask_pass,
+                            };
+                            let mut spec = spec(size, rules);
+                            spec.opening = opening.into();
+                            let r = play_seats(&spec, [&mut b, &mut w], &Silent).unwrap();
+                            assert_eq!(r.check(), Ok(()), "{r:?}");
+                            reasons.insert(r.reason);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000);
+        assert!(reasons.len() >= 13, "{reasons:?}");
     }
 }

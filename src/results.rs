@@ -6,13 +6,14 @@
 //! on open, and a results folder never mixes two schedules. Knows nothing
 //! about how games are played.
 
+use std::borrow::Cow;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::HarnessError;
-use crate::record::GameRecord;
+use crate::record::{check_game, GameRecord, Ply, Refusal};
 use crate::schedule::ScheduledGame;
 
 /// The results file inside the results folder.
@@ -65,33 +66,42 @@ fn unwritable(path: &Path, error: io::Error) -> HarnessError {
 /// Reads every record of a games file (see [`scan`] for what is skipped).
 /// Errors name file and line.
 pub fn read_records(path: &Path) -> Result<Vec<GameRecord>, HarnessError> {
-    Ok(unnumbered(scan(path, |line| {
-        serde_json::from_str::<GameRecord>(line)
-    })?))
+    Ok(unnumbered(scan(path, parse_whole)?))
 }
 
-/// A record as read for standings: everything but the moves and the
-/// transcript, which are skipped while parsing (most of a line's bytes).
+/// A line read: the record, and whether it follows from its moves by the
+/// rules (see [`crate::record::check_game`]).
+pub type Checked = (GameRecord, Result<(), Refusal>);
+
+/// A whole record, checked.
+fn parse_whole(line: &str) -> serde_json::Result<Checked> {
+    serde_json::from_str::<GameRecord>(line).map(|r| {
+        let verdict = r.check();
+        (r, verdict)
+    })
+}
+
+/// A record as read for standings: its moves borrowed from the line (to
+/// be checked, not kept) and everything else; the moves' strings are not
+/// copied, which is most of the cost of reading a line.
 #[derive(serde::Deserialize)]
-struct Summary {
+struct Summary<'a> {
     id: String,
     round: u32,
     black: String,
     white: String,
     size: u8,
     opening: String,
-    #[serde(default)]
-    #[allow(dead_code)]
-    moves: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    moves: Vec<PlyText<'a>>,
     result: crate::record::Winner,
     reason: crate::record::EndReason,
     #[serde(default)]
     forfeit: Option<crate::record::Forfeit>,
     discs: crate::record::DiscCount,
     discs_wof: crate::record::DiscCount,
-    #[serde(default)]
-    #[allow(dead_code)]
-    transcript: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    transcript: Cow<'a, str>,
     started: String,
     finished: String,
     time_ms: crate::record::DiscCount,
@@ -99,8 +109,24 @@ struct Summary {
     swiss_round: Option<u32>,
 }
 
-fn parse_summary(line: &str) -> serde_json::Result<GameRecord> {
-    serde_json::from_str::<Summary>(line).map(|s| GameRecord {
+/// One move of a [`Summary`], borrowed where the line has no escapes.
+#[derive(serde::Deserialize)]
+struct PlyText<'a> {
+    #[serde(borrow)]
+    color: Cow<'a, str>,
+    #[serde(borrow, rename = "move")]
+    mv: Cow<'a, str>,
+    ms: u64,
+    #[serde(default)]
+    opening: bool,
+    #[serde(default)]
+    auto: bool,
+}
+
+/// A record without its moves and transcript (checked with them).
+pub fn parse_summary(line: &str) -> serde_json::Result<Checked> {
+    let s = serde_json::from_str::<Summary>(line)?;
+    let record = GameRecord {
         id: s.id,
         round: s.round,
         black: s.black,
@@ -118,7 +144,19 @@ fn parse_summary(line: &str) -> serde_json::Result<GameRecord> {
         finished: s.finished,
         time_ms: s.time_ms,
         swiss_round: s.swiss_round,
-    })
+    };
+    let verdict = check_game(
+        &record,
+        &s.transcript,
+        s.moves.iter().map(|m| Ply {
+            color: &m.color,
+            mv: &m.mv,
+            ms: m.ms,
+            opening: m.opening,
+            auto: m.auto,
+        }),
+    );
+    Ok((record, verdict))
 }
 
 /// Like [`read_records`], but each record comes without its moves and
@@ -149,7 +187,7 @@ pub fn read_results(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessE
         let path = share_dir.join(GAMES_FILE);
         let scanned = scan_records(&path, whole)?;
         if let Some(stored) = read_schedule(dir)? {
-            check_records(&path, &scanned.records, &stored, false)?;
+            check_records(&path, scanned.every_line(), &stored, false)?;
         }
         records.extend(unnumbered(scanned));
     }
@@ -217,7 +255,7 @@ pub fn share_states(dir: &Path) -> Result<Option<Vec<crate::shard::ShareStatus>>
 
 fn scan_records(path: &Path, whole: bool) -> Result<Scanned, HarnessError> {
     if whole {
-        scan(path, |line| serde_json::from_str::<GameRecord>(line))
+        scan(path, parse_whole)
     } else {
         scan(path, parse_summary)
     }
@@ -228,12 +266,12 @@ fn scan_records(path: &Path, whole: bool) -> Result<Scanned, HarnessError> {
 fn read_one_folder(dir: &Path, whole: bool) -> Result<Vec<GameRecord>, HarnessError> {
     let path = dir.join(GAMES_FILE);
     let scanned = if whole {
-        scan(&path, |line| serde_json::from_str::<GameRecord>(line))?
+        scan(&path, parse_whole)?
     } else {
         scan(&path, parse_summary)?
     };
     if let Some(stored) = read_schedule(dir)? {
-        check_records(&path, &scanned.records, &stored, false)?;
+        check_records(&path, scanned.every_line(), &stored, false)?;
     }
     Ok(unnumbered(scanned))
 }
@@ -259,10 +297,14 @@ pub fn check_game_id(id: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// What [`scan`] found: the records with their line numbers, and a cut
-/// last line if there is one.
+/// What [`scan`] found: the records with their line numbers, the lines
+/// refused by the rules' replay (checked against the schedule all the
+/// same: a record of another tournament stops a run whatever its moves),
+/// and a cut last line if
+/// there is one.
 struct Scanned {
     records: Vec<(usize, GameRecord)>,
+    refused: Vec<(usize, GameRecord)>,
     cut: Option<Cut>,
 }
 
@@ -273,11 +315,26 @@ struct Cut {
     offset: u64,
 }
 
+impl Scanned {
+    /// Every record read, counted or refused, in the file's order.
+    fn every_line(&self) -> Vec<&(usize, GameRecord)> {
+        let mut all: Vec<_> = self.records.iter().chain(&self.refused).collect();
+        if !self.refused.is_empty() {
+            all.sort_by_key(|(n, _)| *n);
+        }
+        all
+    }
+}
+
 fn unnumbered(scanned: Scanned) -> Vec<GameRecord> {
     scanned.records.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Reads a games file: one record per line. A second record of the same
+/// Reads a games file: one record per line. Every record is replayed by
+/// the rules ([`crate::record::check_game`]); one that does not follow
+/// from its moves is skipped with a warning naming file, line and what is
+/// wrong (it is not counted, and does not hide a later record of its
+/// game). A second record of the same
 /// id is skipped with a warning naming both lines (the first is kept). A
 /// last line that is not a whole record (no newline, or not JSON: a write
 /// cut short, a cut copy) is not a record: a warning says so, and
@@ -286,13 +343,14 @@ fn unnumbered(scanned: Scanned) -> Vec<GameRecord> {
 /// is read (a FIFO or a device is refused at once).
 fn scan(
     path: &Path,
-    parse: impl Fn(&str) -> serde_json::Result<GameRecord>,
+    parse: impl Fn(&str) -> serde_json::Result<Checked>,
 ) -> Result<Scanned, HarnessError> {
     let file = match crate::input_file::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Ok(Scanned {
                 records: vec![],
+                refused: vec![],
                 cut: None,
             })
         }
@@ -306,6 +364,7 @@ fn scan(
     let bad =
         |n: usize, what: String| HarnessError::Config(format!("{}:{n}: {what}", path.display()));
     let mut records = Vec::new();
+    let mut refused = Vec::new();
     let mut first_line: std::collections::HashMap<String, usize> = Default::default();
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
@@ -341,9 +400,12 @@ fn scan(
         };
         match parsed {
             None if whole => {}
-            Some(Ok(rec)) if whole => {
+            Some(Ok((rec, verdict))) if whole => {
                 check_game_id(&rec.id).map_err(|m| bad(n, m))?;
-                if let Some(first) = first_line.get(&rec.id) {
+                if let Err(why) = verdict {
+                    tracing::warn!("{}", refusal_message(path, n, &rec.id, &why));
+                    refused.push((n, rec));
+                } else if let Some(first) = first_line.get(&rec.id) {
                     tracing::warn!(
                         "{}:{n}: game {} again (first recorded at line {first}); the first is kept, this line is not counted",
                         path.display(),
@@ -364,7 +426,19 @@ fn scan(
         }
         offset += read as u64;
     }
-    Ok(Scanned { records, cut })
+    Ok(Scanned {
+        records,
+        refused,
+        cut,
+    })
+}
+
+/// What a reader says of a line the rules' replay refused.
+pub fn refusal_message(path: &Path, line: usize, id: &str, why: &Refusal) -> String {
+    format!(
+        "{}:{line}: game {id} replayed by the rules: {why}; this line is not counted",
+        path.display()
+    )
 }
 
 /// Refuses records that are not games of `stored`: one with an id it has
@@ -388,7 +462,7 @@ fn expected_ids(done_dir: &Path, stored: &StoredSchedule) -> Vec<String> {
 
 fn check_records(
     path: &Path,
-    records: &[(usize, GameRecord)],
+    records: Vec<&(usize, GameRecord)>,
     stored: &StoredSchedule,
     all_ids: bool,
 ) -> Result<(), HarnessError> {
@@ -468,9 +542,15 @@ impl ResultStore {
         let path = dir.join(GAMES_FILE);
         let started = std::time::Instant::now();
         let (scanned, unseen) = loop {
-            let scanned = scan(&path, |line| serde_json::from_str::<GameRecord>(line))?;
-            let seen: std::collections::HashSet<&str> =
-                scanned.records.iter().map(|(_, r)| r.id.as_str()).collect();
+            let scanned = scan(&path, parse_whole)?;
+            // A refused line is there too: a drive that shows it shows
+            // the file (its game is played again, below).
+            let seen: std::collections::HashSet<&str> = scanned
+                .records
+                .iter()
+                .map(|(_, r)| r.id.as_str())
+                .chain(scanned.refused.iter().map(|(_, r)| r.id.as_str()))
+                .collect();
             let unseen: Vec<String> = expected_ids(&done_dir, stored)
                 .into_iter()
                 .filter(|id| !seen.contains(id.as_str()))
@@ -502,7 +582,7 @@ impl ResultStore {
             );
             std::thread::sleep(Duration::from_secs(1));
         };
-        check_records(&path, &scanned.records, stored, true)?;
+        check_records(&path, scanned.every_line(), stored, true)?;
         let (mut file, appends) = crate::mailbox::drive::open_for_append(
             OpenOptions::new().create(true).read(true),
             &path,
@@ -510,6 +590,18 @@ impl ResultStore {
         .map_err(|e| unwritable(&path, e))?;
         if let Some(cut) = scanned.cut {
             set_aside(&mut file, &path, cut)?;
+        }
+        let counted: std::collections::HashSet<&str> =
+            scanned.records.iter().map(|(_, r)| r.id.as_str()).collect();
+        let scheduled =
+            |id: &str| stored.swiss_rounds.is_some() || stored.games.iter().any(|g| g.id == id);
+        for (n, id) in scanned.refused.iter().map(|(n, r)| (n, &r.id)) {
+            if !counted.contains(id.as_str()) && scheduled(id) {
+                tracing::warn!(
+                    "{}:{n}: game {id} has no record that follows the rules; it is played again",
+                    path.display()
+                );
+            }
         }
         for id in &unseen {
             tracing::warn!(
@@ -803,34 +895,10 @@ fn first_difference(old: &StoredSchedule, new: &StoredSchedule) -> Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{DiscCount, EndReason, Winner};
 
+    /// A real 4×4 game of a (black) against b.
     fn rec(id: &str) -> GameRecord {
-        GameRecord {
-            id: id.into(),
-            round: 1,
-            black: "a".into(),
-            white: "b".into(),
-            size: 4,
-            opening: String::new(),
-            moves: vec![],
-            result: Winner::Black,
-            reason: EndReason::Normal,
-            forfeit: None,
-            discs: DiscCount {
-                black: 10,
-                white: 6,
-            },
-            discs_wof: DiscCount {
-                black: 10,
-                white: 6,
-            },
-            transcript: String::new(),
-            started: String::new(),
-            finished: String::new(),
-            time_ms: DiscCount { black: 0, white: 0 },
-            swiss_round: None,
-        }
+        crate::referee::scripted_record(id, 4, ["a", "b"], None)
     }
 
     fn sched(ids: &[&str]) -> StoredSchedule {
@@ -890,15 +958,8 @@ mod tests {
     #[test]
     fn summaries_are_records_without_moves() {
         let dir = tempfile::tempdir().unwrap();
-        let mut full = rec("g1");
-        full.moves.push(crate::record::MoveRecord {
-            color: "black".into(),
-            mv: "d3".into(),
-            ms: 3,
-            opening: false,
-            auto: false,
-        });
-        full.transcript = "d3".into();
+        let full = rec("g1");
+        assert!(!full.moves.is_empty() && !full.transcript.is_empty());
         {
             let (mut store, _) = ResultStore::open(dir.path(), &sched(&["g1"])).unwrap();
             store.append(&full).unwrap();
@@ -986,15 +1047,14 @@ mod tests {
         let path = dir.path().join(GAMES_FILE);
         let line = |r: &GameRecord| serde_json::to_string(r).unwrap() + "\n";
         let mut second = rec("g1");
-        second.result = Winner::White;
+        second.finished = "later".into();
         fs::write(&path, line(&rec("g1")) + &line(&rec("g2")) + &line(&second)).unwrap();
         let got = read_records(&path).unwrap();
         assert_eq!(got.len(), 2);
-        assert_eq!(got[0].result, Winner::Black, "the first is kept");
+        assert_eq!(got[0], rec("g1"), "the first is kept");
         let (_, seen) = ResultStore::open(dir.path(), &ids).unwrap();
         assert_eq!(seen.len(), 2);
-        let mut other = rec("g2");
-        other.size = 6;
+        let other = crate::referee::scripted_record("g2", 6, ["a", "b"], None);
         fs::write(&path, line(&rec("g1")) + &line(&other)).unwrap();
         let e = ResultStore::open(dir.path(), &ids).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::exit::SCHEDULE_CHANGED);
@@ -1012,8 +1072,7 @@ mod tests {
         // id of the schedule must be that game; other ids are read.
         check_schedule(dir.path(), &ids).unwrap();
         assert_eq!(read_results(dir.path(), false).unwrap().len(), 1);
-        let mut other = rec("g1");
-        other.size = 6;
+        let other = crate::referee::scripted_record("g1", 6, ["a", "b"], None);
         fs::write(&path, line(&other)).unwrap();
         let e = read_results(dir.path(), false).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::exit::SCHEDULE_CHANGED);

@@ -31,7 +31,7 @@ use crate::record::GameRecord;
 use crate::report::html::crosstable_html;
 use crate::report::live::{live_dir, LiveLine};
 use crate::report::result_line;
-use crate::results::{read_schedule, GAMES_FILE, SCHEDULE_FILE};
+use crate::results::{parse_summary, read_schedule, refusal_message, GAMES_FILE, SCHEDULE_FILE};
 
 use super::referee::{Referee, RefereeWatch};
 
@@ -239,6 +239,8 @@ struct Schedule {
 struct Part {
     dir: PathBuf,
     journal: Tail,
+    /// Lines of the journal read so far (for messages naming a line).
+    journal_lines: usize,
     /// Finished games without their moves (the page lists, the report
     /// replays: it reads the journal itself).
     records: Vec<GameRecord>,
@@ -296,6 +298,7 @@ impl Reader {
             self.parts.push(Part {
                 dir,
                 journal: Tail::default(),
+                journal_lines: 0,
                 records: Vec::new(),
                 live: BTreeMap::new(),
                 watch,
@@ -386,6 +389,7 @@ impl Part {
                 // Replaced (or not there yet): start again from its top.
                 let had = !self.records.is_empty() || self.journal.offset > 0;
                 self.journal = Tail::default();
+                self.journal_lines = 0;
                 self.records.clear();
                 match self.journal.read_new(&path) {
                     Some(lines) => lines,
@@ -394,13 +398,20 @@ impl Part {
             }
         };
         let before = self.records.len();
-        for line in lines.iter().filter(|l| !l.is_empty()) {
+        for line in &lines {
+            self.journal_lines += 1;
+            if line.is_empty() {
+                continue;
+            }
             // A line that is not a record is `crosstable`'s to report;
-            // the page shows the others.
-            if let Ok(mut r) = serde_json::from_str::<GameRecord>(line) {
-                r.moves = Vec::new();
-                r.transcript = String::new();
-                self.records.push(r);
+            // the page shows the others that the rules' replay accepts.
+            match parse_summary(line) {
+                Ok((r, Ok(()))) => self.records.push(r),
+                Ok((r, Err(why))) => tracing::warn!(
+                    "{}",
+                    refusal_message(&path, self.journal_lines, &r.id, &why)
+                ),
+                Err(_) => {}
             }
         }
         self.records.len() != before
@@ -892,14 +903,13 @@ mod tests {
         };
         let played = |round: u32| {
             let g = scheduled(round);
-            // a wins every game.
-            let (winner, discs) = if g.black == "a" {
-                (crate::record::Winner::Black, (40, 24))
+            // a wins every game (b is gone at NEW: a real record).
+            let b = if g.black == "b" {
+                crate::game::Color::Black
             } else {
-                (crate::record::Winner::White, (24, 40))
+                crate::game::Color::White
             };
-            let mut r = crate::rating::tests::game(&g.black, &g.white, winner, discs);
-            r.id = g.id;
+            let mut r = crate::referee::scripted_record(&g.id, 8, [&g.black, &g.white], Some(b));
             r.round = round;
             serde_json::to_string(&r).unwrap() + "\n"
         };
@@ -931,6 +941,37 @@ mod tests {
         assert_eq!((s.done, s.total), (60, Some(200)));
         assert_eq!(s.state, RunState::Finished);
         assert!(s.finished);
+    }
+
+    /// Issue 26: the page counts only records the rules' replay accepts
+    /// (the same check as every other reader), read as they are appended.
+    #[test]
+    fn a_record_the_rules_refuse_is_not_on_the_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = crate::referee::scripted_record("g1", 8, ["a", "b"], None);
+        let mut flipped = crate::referee::scripted_record("g2", 8, ["b", "a"], None);
+        assert_ne!(flipped.result, crate::record::Winner::Draw);
+        flipped.result = match flipped.result {
+            crate::record::Winner::Black => crate::record::Winner::White,
+            _ => crate::record::Winner::Black,
+        };
+        let line = |r: &GameRecord| serde_json::to_string(r).unwrap() + "\n";
+        let path = dir.path().join(GAMES_FILE);
+        std::fs::write(&path, line(&good) + &line(&flipped)).unwrap();
+        let mut r = Reader::new(dir.path());
+        r.look();
+        let ids: Vec<String> = r.records().into_iter().map(|g| g.id).collect();
+        assert_eq!(ids, ["g1"]);
+        // Appended later, read as it comes: a good record of g2 counts.
+        let again = crate::referee::scripted_record("g2", 8, ["b", "a"], None);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, line(&again).as_bytes()).unwrap();
+        assert!(r.look());
+        let ids: Vec<String> = r.records().into_iter().map(|g| g.id).collect();
+        assert_eq!(ids, ["g1", "g2"]);
     }
 
     #[test]

@@ -751,3 +751,147 @@ fn ggf_names_cannot_break_a_property() {
     assert_eq!(parsed[renamed].get("PW"), Some("gr_ee_dy"));
     assert_eq!(parsed[renamed].moves().len(), records[renamed].moves.len());
 }
+
+// ---------------------------------------------------------------------------
+// Records read back are replayed by the rules (issue 26).
+
+/// The first three lines of games.jsonl edited by hand the way a cheat
+/// would: (1) the result flipped, disc counts kept; (2) the moves (and
+/// transcript) after the opening `a1h8a8h1`; (3) a score of 70-0.
+/// Returns the lines.
+fn edit_three_lines(s: &Scratch, records: &[GameRecord]) -> Vec<String> {
+    let games = s.join("results/games.jsonl");
+    let text = std::fs::read_to_string(&games).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records[0].reason, EndReason::Normal);
+    assert_ne!(records[0].result, tournament::record::Winner::Draw);
+    let flipped = if records[0].result == tournament::record::Winner::Black {
+        "white"
+    } else {
+        "black"
+    };
+    lines[0]["result"] = flipped.into();
+    // After the opening (the schedule's, kept): the bots' first moves.
+    let opening = records[1].opening.len();
+    let moves = lines[1]["moves"].as_array_mut().unwrap();
+    for (m, sq) in moves[opening / 2..]
+        .iter_mut()
+        .zip(["a1", "h8", "a8", "h1"])
+    {
+        m["move"] = sq.into();
+    }
+    let t = &records[1].transcript;
+    lines[1]["transcript"] = format!("{}a1h8a8h1{}", &t[..opening], &t[opening + 8..]).into();
+    lines[2]["discs_wof"] = serde_json::json!({"black": 70, "white": 0});
+    let out: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&games, out.join("\n") + "\n").unwrap();
+    out
+}
+
+/// What every reader must say of the three edited lines.
+fn assert_names_the_edited_lines(what: &str, stderr: &str) {
+    let wanted = [
+        ("games.jsonl:1: game", "result `"),
+        ("games.jsonl:2: game", "(black `a1`) is illegal"),
+        ("games.jsonl:3: game", "score 70-0 does not follow"),
+    ];
+    for (at, why) in wanted {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(at))
+            .unwrap_or_else(|| panic!("{what}: nothing about {at}:\n{stderr}"));
+        assert!(line.contains(why), "{what}: {line}");
+        assert!(line.contains("this line is not counted"), "{what}: {line}");
+    }
+}
+
+#[test]
+fn edited_records_are_named_and_not_counted() {
+    let (s, records) = results_with_games();
+    edit_three_lines(&s, &records);
+    let good = &records[3..];
+
+    // crosstable: the totals are those of the four good lines.
+    let out = s.run_ok(&["crosstable", "--format", "json"], 30);
+    assert_names_the_edited_lines("crosstable", &String::from_utf8_lossy(&out.stderr));
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(table["games"], good.len());
+    for row in table["standings"].as_array().unwrap() {
+        let name = row["player"].as_str().unwrap();
+        let played: Vec<&GameRecord> = good.iter().filter(|r| r.color_of(name).is_some()).collect();
+        let points: f64 = played
+            .iter()
+            .map(|r| r.result.points_for(r.color_of(name).unwrap()))
+            .sum();
+        assert_eq!(row["games"], played.len(), "{name}: {row}");
+        assert_eq!(row["points"].as_f64().unwrap(), points, "{name}: {row}");
+    }
+
+    // export: GGF and WTHOR hold the good games only.
+    let out = s.run_ok(&["export", "--ggf", "all.ggf", "--wthor", "wthor"], 30);
+    assert_names_the_edited_lines("export", &String::from_utf8_lossy(&out.stderr));
+    let ggf = parse_ggf(&std::fs::read_to_string(s.join("all.ggf")).unwrap());
+    assert_eq!(ggf.len(), good.len());
+    for (g, r) in ggf.iter().zip(good) {
+        check_ggf_game(g, r);
+    }
+
+    // report: the page lists the good games only.
+    let out = s.run_ok(&["report"], 30);
+    assert_names_the_edited_lines("report", &String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(s.join("results/report.html")).unwrap();
+    for r in &records[..3] {
+        assert!(!html.contains(&r.id), "{} is in the report", r.id);
+    }
+    for r in good {
+        assert!(html.contains(&r.id), "{} is not in the report", r.id);
+    }
+
+    // run (resume): the three games have no record that counts; they
+    // are played again and the file ends with their new records.
+    let games = s.join("results/games.jsonl");
+    let text = std::fs::read_to_string(&games).unwrap();
+    let tournament_lines: Vec<&str> = text.lines().take(4).collect();
+    std::fs::write(&games, tournament_lines.join("\n") + "\n").unwrap();
+    let out = s.run_ok(&["run"], 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_names_the_edited_lines("run", &err);
+    for (n, r) in records[..3].iter().enumerate() {
+        let at = format!(
+            "games.jsonl:{}: game {} has no record that follows the rules; it is played again",
+            n + 1,
+            r.id
+        );
+        assert!(err.contains(&at), "run does not say {at}:\n{err}");
+    }
+    let after = read_records(&games).unwrap();
+    assert_eq!(after.len(), 4, "every game counted once");
+    let text = std::fs::read_to_string(&games).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        7,
+        "the edited lines stay, three new ones follow"
+    );
+    let ids: Vec<&str> = after.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids[0], records[3].id);
+    for r in &records[..3] {
+        assert!(
+            ids[1..].contains(&r.id.as_str()),
+            "{} not played again",
+            r.id
+        );
+    }
+    for r in &after {
+        assert_eq!(r.check(), Ok(()));
+    }
+    // A second resume has nothing to play.
+    let out = s.run_ok(&["run"], 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("played again"), "{err}");
+    let out = s.run_ok(&["crosstable", "--format", "json"], 30);
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(table["games"], 4);
+}

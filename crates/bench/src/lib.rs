@@ -910,6 +910,13 @@ fn scale_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Strin
         ),
         Unit::Millis,
     ));
+    let big_replay = rows.add(Row::new(
+        format!(
+            "  of which the rules' replay of {} records (issue 26)",
+            table::thousands(plan.crosstable_games as u64)
+        ),
+        Unit::Millis,
+    ));
     let names: Vec<String> = (1..=n).map(|i| format!("p{i:02}")).collect();
     let random = Bot::Builtin("random");
     let opening = tourney::near_end_opening(plan.scale_opening_plies);
@@ -959,7 +966,10 @@ fn scale_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Strin
                 kept = Some(dir);
             }
             Err(e) => {
-                rows.fail(&[rss, tree, wall, small, big, big_compute], &err_line(&e));
+                rows.fail(
+                    &[rss, tree, wall, small, big, big_compute, big_replay],
+                    &err_line(&e),
+                );
                 return;
             }
         }
@@ -976,9 +986,10 @@ fn scale_rows(plan: &Plan, place: &Place, rows: &mut Rows, notes: &mut Vec<Strin
                 rows.push(small, t.small * 1e3);
                 rows.push(big, t.big_total * 1e3);
                 rows.push(big_compute, t.big_compute * 1e3);
+                rows.push(big_replay, t.big_replay * 1e3);
             }
             Err(e) => {
-                rows.fail(&[small, big, big_compute], &err_line(&e));
+                rows.fail(&[small, big, big_compute, big_replay], &err_line(&e));
                 return;
             }
         }
@@ -989,6 +1000,8 @@ struct CrosstableTimes {
     small: f64,
     big_total: f64,
     big_compute: f64,
+    /// `GameRecord::check` of as many records, what reading adds to each.
+    big_replay: f64,
 }
 
 /// Times the crosstable of `games_file` (read + compute), then of its
@@ -1025,6 +1038,16 @@ fn crosstable_times(
         w.flush()?;
     }
     let clock = Instant::now();
+    for k in 0..total {
+        if let Err(e) = full[k % full.len()].check() {
+            bail!(
+                "record {} refused by the rules' replay: {e}",
+                full[k % full.len()].id
+            );
+        }
+    }
+    let replay = clock.elapsed().as_secs_f64();
+    let clock = Instant::now();
     let big = read_summaries(&big_file)?;
     let read = clock.elapsed().as_secs_f64();
     let clock = Instant::now();
@@ -1038,5 +1061,6 @@ fn crosstable_times(
         small,
         big_total: read + compute,
         big_compute: compute,
+        big_replay: replay,
     })
 }
