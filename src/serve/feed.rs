@@ -825,13 +825,8 @@ mod tests {
         };
         let line = |round: u32| {
             let g = game(round);
-            let mut r = crate::rating::tests::game(
-                &g.black,
-                &g.white,
-                crate::record::Winner::Black,
-                (40, 24),
-            );
-            r.id = g.id;
+            // A real record (the page counts only what the rules replay).
+            let mut r = crate::referee::scripted_record(&g.id, 8, [&g.black, &g.white], None);
             r.round = round;
             serde_json::to_string(&r).unwrap() + "\n"
         };
