@@ -179,7 +179,7 @@ fn person(text: &str) -> Option<String> {
 /// on the board.
 enum Side {
     Person(PersonSeat),
-    Bot(Instance),
+    Bot(Box<Instance>),
 }
 
 fn side(
@@ -191,7 +191,9 @@ fn side(
 ) -> Result<Side, HarnessError> {
     Ok(match person {
         Some(name) => Side::Person(PersonSeat::at_terminal(name, person_ms)),
-        None => Side::Bot(Instance::on(spec, lock.access(), k).map_err(HarnessError::from)?),
+        None => Side::Bot(Box::new(
+            Instance::on(spec, lock.access(), k).map_err(HarnessError::from)?,
+        )),
     })
 }
 
