@@ -138,6 +138,24 @@ pub struct DiscCount {
     pub white: u32,
 }
 
+impl DiscCount {
+    /// The score of a game `loser` forfeited on a board of `size`: every
+    /// square to the winner (64-0 on 8×8).
+    pub fn forfeit(loser: Color, size: u8) -> DiscCount {
+        let all = u32::from(size) * u32::from(size);
+        match loser {
+            Color::Black => DiscCount {
+                black: 0,
+                white: all,
+            },
+            Color::White => DiscCount {
+                black: all,
+                white: 0,
+            },
+        }
+    }
+}
+
 impl From<Discs> for DiscCount {
     fn from(d: Discs) -> Self {
         DiscCount {

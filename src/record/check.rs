@@ -388,17 +388,7 @@ fn check_end(record: &GameRecord, end: &Replayed) -> Result<(), Refusal> {
             )
         }
         Some(color) => {
-            let all = u32::from(record.size) * u32::from(record.size);
-            let score = match color {
-                Color::Black => DiscCount {
-                    black: 0,
-                    white: all,
-                },
-                Color::White => DiscCount {
-                    black: all,
-                    white: 0,
-                },
-            };
+            let score = DiscCount::forfeit(color, record.size);
             (
                 Winner::from_color(Some(color.opponent())),
                 score,

@@ -474,8 +474,6 @@ impl GameCore {
 
     /// The result, once [`is_over`](Self::is_over).
     pub fn outcome(&self) -> Outcome {
-        let size = u32::from(self.pos.size());
-        let all = size * size;
         let discs = DiscCount::from(self.pos.discs());
         match &self.lost {
             None => {
@@ -492,16 +490,7 @@ impl GameCore {
                 result: Winner::from_color(Some(l.color.opponent())),
                 reason: l.reason,
                 discs,
-                discs_wof: match l.color {
-                    Color::Black => DiscCount {
-                        black: 0,
-                        white: all,
-                    },
-                    Color::White => DiscCount {
-                        black: all,
-                        white: 0,
-                    },
-                },
+                discs_wof: DiscCount::forfeit(l.color, self.pos.size()),
                 forfeit: Some(l.clone()),
             },
         }

@@ -354,11 +354,7 @@ fn a_stderr_flood_is_counted_in_the_game_log() {
         .replace("games-per-pairing = 2", "games-per-pairing = 1"),
     );
     s.run_ok(&["run"], 60);
-    let log = std::fs::read_dir(s.join("results/logs"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect::<String>();
+    let log = game_logs(&s);
     assert!(log.contains("the rest are counted, not logged"), "{log}");
     let dropped: u32 = log
         .lines()
@@ -371,6 +367,16 @@ fn a_stderr_flood_is_counted_in_the_game_log() {
         })
         .unwrap_or_else(|| panic!("no count of dropped lines: {log}"));
     assert!(dropped >= 1000, "{dropped}");
+}
+
+/// Every game log of the run in `s`, one after the other (each must be
+/// UTF-8: what a bot wrote is made text).
+fn game_logs(s: &Scratch) -> String {
+    std::fs::read_dir(s.join("results/logs"))
+        .unwrap()
+        .flatten()
+        .map(|e| String::from_utf8(std::fs::read(e.path()).unwrap()).unwrap())
+        .collect()
 }
 
 /// Issue 26: a bot's terminal escapes (clear screen, window title, a fake
@@ -392,13 +398,7 @@ fn terminal_escapes_from_a_bot_are_logged_as_text() {
         .replace("games-per-pairing = 2", "games-per-pairing = 1"),
     );
     s.run_ok(&["run"], 60);
-    let log = std::fs::read_dir(s.join("results/logs"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read(e.path()).unwrap())
-        .collect::<Vec<Vec<u8>>>()
-        .concat();
-    let log = String::from_utf8(log).unwrap();
+    let log = game_logs(&s);
     assert!(
         log.contains(
             "\\u{1b}[2J\\u{1b}]0;owned\\u{7}\\u{d}b beat a 64-0\\u{1b}]52;c;aGk=\\u{7} done"
