@@ -429,7 +429,14 @@ table.games td.l:last-child, table.stats td.l:last-child { white-space: normal; 
    and the headers wrap before the table would stick out. */
 table.cross { font-size: 0.93em; }
 table.cross th, table.cross td { padding: 0.2em 0.35em; }
-table.cross th, table.cross td.l { white-space: normal; overflow-wrap: anywhere; }
+table.cross th, table.cross td.l { white-space: normal; }
+/* A phone: a table wider than the screen scrolls inside its section; the
+   page itself never scrolls sideways. */
+@media (max-width: 700px) {
+  body { padding: 0.5em 0.6em 2em; }
+  section { overflow-x: auto; }
+  table.cross th, table.cross td.l { white-space: nowrap; }
+}
 tr.current td { background: #fff6d6; }
 #game-list a { color: #17589b; }
 #viewer { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; margin: 1em 0; }

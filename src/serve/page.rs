@@ -85,13 +85,11 @@ article.game .note2 { color: var(--accent); margin: 0; font-size: 0.8em; }
 article.game .note2:empty { display: none; }
 article.game .note { margin: 0; font-size: 0.7em; overflow-wrap: anywhere; }
 svg.board .label { fill: var(--muted); font-size: 14px; }
-#crosstable-box { max-width: 100%; }
+#crosstable-box { max-width: 100%; overflow-x: auto; }
 table.cross { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: var(--fit, 0.85em); width: max-content; }
 table.cross th, table.cross td { border: 1px solid var(--line); padding: 0.15em 0.35em; text-align: right; white-space: nowrap; }
 table.cross th { background: var(--head); }
 table.cross .l { text-align: left; }
-table.cross.wrapped { width: 100%; }
-table.cross.wrapped th, table.cross.wrapped .l { white-space: normal; overflow-wrap: anywhere; }
 table.cross tbody tr:first-child td { color: var(--accent); font-weight: 700; }
 td.self, td.none { color: var(--muted); text-align: center; }
 #recent { padding-left: 1.6em; margin: 0; font-size: 0.8em; }
@@ -213,20 +211,19 @@ const SCRIPT: &str = r##"
       list.appendChild(li);
     });
   }
-  // The crosstable's font shrinks (down to 9 px) until the table, unwrapped,
-  // fits its column; only then may its names and headers wrap. Nothing
-  // scrolls sideways on a projector.
+  // The crosstable's font shrinks (down to 9 px, 12 px on a phone) until
+  // the table fits its column: nothing scrolls sideways on a projector. A
+  // table wider still (a phone, very many players) scrolls inside its box.
   function fitCrosstable() {
     var box = document.getElementById("crosstable-box"), table = box.querySelector("table");
     if (!table) return;
     var size = parseFloat(getComputedStyle(box).fontSize) * (document.body.getAttribute("data-finished") === "true" ? 1.3 : 0.9);
-    table.classList.remove("wrapped");
     table.style.setProperty("--fit", size + "px");
-    while (size > 9 && table.offsetWidth > box.clientWidth) {
-      size = Math.max(9, size - 0.5);
+    var least = window.innerWidth < 600 ? 12 : 9;
+    while (size > least && table.offsetWidth > box.clientWidth) {
+      size = Math.max(least, size - 0.5);
       table.style.setProperty("--fit", size + "px");
     }
-    if (table.offsetWidth > box.clientWidth) table.classList.add("wrapped");
   }
   // The running games' boards: the number of columns, and the board's side,
   // that give the largest boards with every card inside the window below
