@@ -424,7 +424,19 @@ th, td { border: 1px solid var(--line); padding: 0.25em 0.6em; text-align: right
 th { background: var(--head); }
 .l { text-align: left; }
 td.self, td.none { color: var(--muted); text-align: center; }
-table.games td.l:last-child { white-space: normal; }
+table.games td.l:last-child, table.stats td.l:last-child { white-space: normal; }
+/* The crosstable fits its section: compact cells, and the players' names
+   and the headers wrap before the table would stick out. */
+table.cross { font-size: 0.93em; }
+table.cross th, table.cross td { padding: 0.2em 0.35em; }
+table.cross th, table.cross td.l { white-space: normal; }
+/* A phone: a table wider than the screen scrolls inside its section; the
+   page itself never scrolls sideways. */
+@media (max-width: 700px) {
+  body { padding: 0.5em 0.6em 2em; }
+  section { overflow-x: auto; }
+  table.cross th, table.cross td.l { white-space: nowrap; }
+}
 tr.current td { background: #fff6d6; }
 #game-list a { color: #17589b; }
 #viewer { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; margin: 1em 0; }

@@ -58,45 +58,55 @@ const BODY: &str = r#"<header>
 const STYLE: &str = r#"
 :root { --bg: #0b0d10; --ink: #f4f6f8; --muted: #b8c0c8; --line: #4a525a; --head: #1d232a; --accent: #ffd23f; }
 * { box-sizing: border-box; }
-body { background: var(--bg); color: var(--ink); font: 20px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; padding: 0.8rem 2vw 2rem; }
+body { background: var(--bg); color: var(--ink); font: 20px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; padding: 0.5rem 1.5vw 1rem; }
 a { color: #8cc8ff; }
-h1 { font-size: 2.2em; margin: 0.1em 0; }
-h2 { font-size: 1.3em; margin: 0.8em 0 0.4em; border-bottom: 2px solid var(--line); }
-.bar { font-size: 1.4em; font-variant-numeric: tabular-nums; display: flex; flex-wrap: wrap; gap: 0.3em 1.2em; align-items: baseline; }
+header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.2em 1.2em; }
+h1 { font-size: clamp(1.3em, 4.5vh, 2.2em); margin: 0; line-height: 1.15; overflow-wrap: anywhere; }
+h2 { font-size: 1.05em; margin: 0.3em 0 0.3em; border-bottom: 2px solid var(--line); }
+.bar { font-size: clamp(1em, 3vh, 1.4em); font-variant-numeric: tabular-nums; display: flex; flex-wrap: wrap; gap: 0.2em 1em; align-items: baseline; }
+.bar:empty, #notice, nav { flex-basis: 100%; }
+.bar:empty { display: none; }
 #status { background: var(--accent); color: #000; font-weight: 700; padding: 0 0.4em; border-radius: 4px; }
 #status.final { background: #3ddc84; }
 #status.interrupted { background: #ff6b6b; }
-#notice { font-size: 1.2em; color: #ffb3b3; border-left: 6px solid #ff6b6b; padding: 0.2em 0.6em; margin: 0.4em 0; }
+#notice { font-size: 1.1em; color: #ffb3b3; border-left: 6px solid #ff6b6b; padding: 0.2em 0.6em; margin: 0.2em 0; }
 .bar span:empty { display: none; }
 #sprt { border: 2px solid var(--line); border-radius: 4px; padding: 0 0.4em; }
 #sprt.decided { border-color: #3ddc84; color: #3ddc84; font-weight: 700; }
-nav, .note, #connection { color: var(--muted); font-size: 0.9em; }
-main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 0 2.5vw; }
-#running { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 360px), 1fr)); gap: 1.2rem; }
-article.game { background: var(--head); border: 2px solid var(--line); border-radius: 8px; padding: 0.6rem; }
-article.game h3 { margin: 0 0 0.3em; font-size: 1.15em; overflow-wrap: anywhere; }
+nav, .note, #connection { color: var(--muted); font-size: 0.8em; }
+main { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 2vw; }
+#running { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 320px), 1fr)); gap: 0.8rem; }
+article.game { background: var(--head); border: 2px solid var(--line); border-radius: 8px; padding: 0.4rem 0.5rem; min-width: 0; }
+article.game h3 { margin: 0 0 0.2em; font-size: 0.85em; overflow-wrap: anywhere; }
 article.game .vs { color: var(--muted); font-weight: 400; }
 article.game svg.board { width: 100%; max-width: 78vh; height: auto; margin: 0 auto; }
-article.game .line { font-size: 1.05em; font-variant-numeric: tabular-nums; margin: 0.3em 0 0; }
-article.game .note2 { color: var(--accent); margin: 0.2em 0 0; }
+article.game .line { font-size: 0.85em; font-variant-numeric: tabular-nums; margin: 0.2em 0 0; }
+article.game .note2 { color: var(--accent); margin: 0; font-size: 0.8em; }
+article.game .note2:empty { display: none; }
+article.game .note { margin: 0; font-size: 0.7em; overflow-wrap: anywhere; }
 svg.board .label { fill: var(--muted); font-size: 14px; }
-#crosstable-box { overflow-x: auto; }
-table.cross { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-table.cross th, table.cross td { border: 1px solid var(--line); padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
+#crosstable-box { max-width: 100%; overflow-x: auto; }
+table.cross { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: var(--fit, 0.85em); width: max-content; }
+table.cross th, table.cross td { border: 1px solid var(--line); padding: 0.15em 0.35em; text-align: right; white-space: nowrap; }
 table.cross th { background: var(--head); }
 table.cross .l { text-align: left; }
 table.cross tbody tr:first-child td { color: var(--accent); font-weight: 700; }
 td.self, td.none { color: var(--muted); text-align: center; }
-#recent { padding-left: 1.6em; margin: 0; }
-#recent li { margin: 0.2em 0; }
+#recent { padding-left: 1.6em; margin: 0; font-size: 0.8em; }
+#recent li { margin: 0.15em 0; overflow-wrap: anywhere; }
 body[data-finished="true"] #live-games { display: none; }
-body[data-finished="true"] main { grid-template-columns: minmax(0, 1fr); }
-body[data-finished="true"] table.cross { font-size: 1.3em; }
-@media (max-width: 1000px) { main { grid-template-columns: minmax(0, 1fr); } }
+@media (min-width: 900px) and (min-aspect-ratio: 1/1) {
+  /* A projector or a wide screen: the page is the window's height, the
+     running games' boards share what is left below the header, and the
+     crosstable sits beside them (shrunk to its column's width by the
+     script); nothing scrolls sideways. */
+  body:not([data-finished="true"]) main { grid-template-columns: minmax(0, 1.1fr) minmax(0, 1fr); }
+  body:not([data-finished="true"]) #running { grid-template-columns: repeat(var(--cols, 2), max-content); justify-content: start; }
+  body:not([data-finished="true"]) article.game { width: calc(var(--board, 320px) + 1rem + 4px); }
+  body:not([data-finished="true"]) article.game svg.board { width: var(--board, 320px); height: var(--board, 320px); max-width: none; }
+}
 @media (max-width: 600px) {
   body { font-size: 16px; padding: 0.5rem; }
-  h1 { font-size: 1.5em; }
-  .bar { font-size: 1.1em; }
 }
 "#;
 
@@ -201,13 +211,50 @@ const SCRIPT: &str = r##"
       list.appendChild(li);
     });
   }
+  // The crosstable's font shrinks (down to 9 px, 12 px on a phone) until
+  // the table fits its column: nothing scrolls sideways on a projector. A
+  // table wider still (a phone, very many players) scrolls inside its box.
+  function fitCrosstable() {
+    var box = document.getElementById("crosstable-box"), table = box.querySelector("table");
+    if (!table) return;
+    var size = parseFloat(getComputedStyle(box).fontSize) * (document.body.getAttribute("data-finished") === "true" ? 1.3 : 0.9);
+    table.style.setProperty("--fit", size + "px");
+    var least = window.innerWidth < 600 ? 12 : 9;
+    while (size > least && table.offsetWidth > box.clientWidth) {
+      size = Math.max(least, size - 0.5);
+      table.style.setProperty("--fit", size + "px");
+    }
+  }
+  // The running games' boards: the number of columns, and the board's side,
+  // that give the largest boards with every card inside the window below
+  // the header (CSS uses them on wide screens only; a phone scrolls).
+  function arrangeGames() {
+    var box = document.getElementById("running"), cards = box.querySelectorAll("article.game"), n = cards.length;
+    if (!n) return;
+    var svg = cards[0].querySelector("svg.board"), gap = 12;
+    var chromeW = cards[0].offsetWidth - svg.getBoundingClientRect().width;
+    var chromeH = cards[0].offsetHeight - svg.getBoundingClientRect().height;
+    var w = box.clientWidth, h = window.innerHeight - (box.getBoundingClientRect().top + window.scrollY) - 12;
+    var best = 1, side = 0;
+    for (var cols = 1; cols <= n; cols++) {
+      var rows = Math.ceil(n / cols);
+      var s = Math.min((w - gap * (cols - 1)) / cols - chromeW, (h - gap * (rows - 1)) / rows - chromeH);
+      if (s > side) { side = s; best = cols; }
+    }
+    box.style.setProperty("--cols", best);
+    box.style.setProperty("--board", Math.max(120, Math.floor(side)) + "px");
+  }
+  function layout() { arrangeGames(); arrangeGames(); fitCrosstable(); }
+  window.addEventListener("resize", layout);
   render(JSON.parse(document.getElementById("initial-state").textContent));
+  layout();
   if (!window.EventSource) { text("connection", "this browser cannot follow live: reload to update"); return; }
   var events = new EventSource("/events");
   events.addEventListener("open", function () { text("connection", "live"); });
   events.addEventListener("error", function () { text("connection", "not connected: showing the last state received; retrying"); });
   events.addEventListener("state", function (e) {
     render(JSON.parse(e.data));
+    layout();
     updates++;
     document.body.setAttribute("data-updates", updates);
     text("connection", "live");

@@ -67,7 +67,7 @@ impl Served {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/", self.addr)
     }
 }
@@ -342,7 +342,7 @@ finally:
 "#;
 
 /// Runs `plan` (see [`DRIVER`]) on `url`; the values of its `eval` steps.
-fn browse(
+pub(crate) fn browse(
     s: &Scratch,
     profile: &str,
     url: &str,
@@ -406,7 +406,7 @@ fn looks(values: &[serde_json::Value]) -> Vec<Look> {
         .collect()
 }
 
-fn artefact(name: &str) -> String {
+pub(crate) fn artefact(name: &str) -> String {
     let dir = project_root().join("target/test-artefacts");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(name);
@@ -414,7 +414,7 @@ fn artefact(name: &str) -> String {
     file.display().to_string()
 }
 
-fn assert_png(file: &str) {
+pub(crate) fn assert_png(file: &str) {
     let bytes = std::fs::read(file).unwrap_or_else(|_| panic!("no screenshot {file}"));
     assert!(
         bytes.starts_with(b"\x89PNG") && bytes.len() > 5000,

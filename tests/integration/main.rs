@@ -14,6 +14,7 @@ mod fixture;
 mod hostile;
 mod hostile_board;
 mod live_page;
+mod live_page_layout;
 mod live_page_siege;
 mod mailbox;
 mod needs;
