@@ -165,7 +165,9 @@ pub fn elo_of_pairs(penta: &[u64; 5]) -> Option<Interval> {
     }
     let half = Z95 * (var / n).sqrt();
     let (lo, hi) = (mean - half, mean + half);
-    let error = (lo > 0.0 && hi < 1.0).then(|| (elo_of_score(hi) - elo_of_score(lo)) / 2.0);
+    // One pair says nothing of the spread: no interval, not ± 0.
+    let error =
+        (n >= 2.0 && lo > 0.0 && hi < 1.0).then(|| (elo_of_score(hi) - elo_of_score(lo)) / 2.0);
     Some(Interval {
         mean: elo_of_score(mean),
         error,
@@ -175,6 +177,10 @@ pub fn elo_of_pairs(penta: &[u64; 5]) -> Option<Interval> {
 /// The likelihood of superiority: `Φ((μ − ½) / (σ / √N))` over pairs.
 pub fn los_of_pairs(penta: &[u64; 5]) -> Option<f64> {
     let (n, mean, var) = pair_moments(penta)?;
+    // One pair is no evidence of superiority either way.
+    if n < 2.0 {
+        return None;
+    }
     let d = mean - 0.5;
     if var == 0.0 {
         return Some(if d > 0.0 {
@@ -285,5 +291,22 @@ mod tests {
         assert_eq!(elo_of_pairs(&[0, 0, 0, 0, 3]), None);
         let even = elo_of_pairs(&[1, 2, 3, 2, 1]).unwrap();
         assert!(even.mean.abs() < 1e-9 && even.error.unwrap() > 0.0);
+    }
+
+    /// Issue 30: one pair gives no interval and no LOS ("too few games"
+    /// where the crosstable said `± 0.0` and `LOS 50.0 %`).
+    #[test]
+    fn one_pair_gives_no_interval_and_no_los() {
+        let one = elo_of_pairs(&[0, 0, 1, 0, 0]).unwrap();
+        assert_eq!((one.mean, one.error), (0.0, None));
+        assert_eq!(los_of_pairs(&[0, 0, 1, 0, 0]), None);
+        assert_eq!(los_of_pairs(&[0, 0, 0, 1, 0]), None);
+        assert_eq!(
+            crate::report::crosstable::interval(&Interval {
+                mean: -0.0,
+                error: None
+            }),
+            "+0.0 (too few games)"
+        );
     }
 }

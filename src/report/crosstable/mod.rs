@@ -92,11 +92,14 @@ pub fn render(table: &Crosstable, format: TableFormat, color: bool) -> String {
     }
 }
 
-/// A mean with its 95 % interval: `+12.3 ± 4.5` (`± ?` when undetermined).
+/// A mean with its 95 % interval: `+12.3 ± 4.5`, or `+12.3 (too few
+/// games)` when one game or pair cannot give one (never `± 0.0`).
 pub(crate) fn interval(i: &crate::rating::pairstats::Interval) -> String {
+    // -0.0 reads as a loss of nothing: show it as 0.
+    let mean = if i.mean == 0.0 { 0.0 } else { i.mean };
     match i.error {
-        Some(e) => format!("{:+.1} ± {e:.1}", i.mean),
-        None => format!("{:+.1} ± ?", i.mean),
+        Some(e) => format!("{mean:+.1} ± {e:.1}"),
+        None => format!("{mean:+.1} (too few games)"),
     }
 }
 

@@ -238,9 +238,9 @@ mod tests {
             "#  Player  Points  Games  W-D-L  Discs  {:>w$}      1      2\n\
              1  a          0.5      1  0-1-0      0  0 ± {e}      ·  0.5/1\n\
              1  bb         0.5      1  0-1-0      0  0 ± {e}  0.5/1      ·\n\n\
-             bb vs a: 1 games, pairs 0/½/1/1½/2 [0, 0, 0, 0, 0], draws 100.0 %, disc margin +0.0 ± ?\n\
-             a: disc margin per game +0.0 ± ?\n\
-             bb: disc margin per game +0.0 ± ?\n",
+             bb vs a: 1 games, pairs 0/½/1/1½/2 [0, 0, 0, 0, 0], draws 100.0 %, disc margin +0.0 (too few games)\n\
+             a: disc margin per game +0.0 (too few games)\n\
+             bb: disc margin per game +0.0 (too few games)\n",
             "Elo",
         );
         assert_eq!(render(&t, false), expected);
