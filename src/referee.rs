@@ -467,19 +467,7 @@ pub(crate) fn scripted_record(
     [black, white]: [&str; 2],
     forfeits: Option<Color>,
 ) -> GameRecord {
-    let spec = GameSpec {
-        id: id.into(),
-        round: 1,
-        size,
-        opening: String::new(),
-        time: TimeControl {
-            move_ms: 100,
-            startup_ms: 100,
-            bank_ms: None,
-            wait_ms: None,
-        },
-        rules: Rules::default(),
-    };
+    let spec = test_spec(id, size, "", Rules::default());
     let seat = |name: &str, color: Color| {
         if forfeits == Some(color) {
             ScriptedSeat::new(name, |_| Err(SeatError::Exited("ended".into())))
@@ -489,6 +477,25 @@ pub(crate) fn scripted_record(
     };
     let (mut b, mut w) = (seat(black, Color::Black), seat(white, Color::White));
     play_seats(&spec, [&mut b, &mut w], &crate::event::Silent).expect("scripted seats play")
+}
+
+/// A game for tests with in-memory seats: round 1, 100 ms a move and to
+/// start.
+#[cfg(test)]
+pub(crate) fn test_spec(id: &str, size: u8, opening: &str, rules: Rules) -> GameSpec {
+    GameSpec {
+        id: id.into(),
+        round: 1,
+        size,
+        opening: opening.into(),
+        time: TimeControl {
+            move_ms: 100,
+            startup_ms: 100,
+            bank_ms: None,
+            wait_ms: None,
+        },
+        rules,
+    }
 }
 
 #[cfg(test)]
@@ -512,19 +519,7 @@ mod tests {
     }
 
     fn spec(size: u8, rules: Rules) -> GameSpec {
-        GameSpec {
-            id: "t1".into(),
-            round: 1,
-            size,
-            opening: String::new(),
-            time: TimeControl {
-                move_ms: 100,
-                startup_ms: 100,
-                bank_ms: None,
-                wait_ms: None,
-            },
-            rules,
-        }
+        test_spec("t1", size, "", rules)
     }
 
     #[test]

@@ -424,26 +424,14 @@ mod tests {
     use super::*;
     use crate::event::Silent;
     use crate::record::Forfeit;
-    use crate::referee::{play_seats, GameSpec, Rules, ScriptedSeat, SeatError, TimeControl};
+    use crate::referee::{play_seats, test_spec, Rules, ScriptedSeat, SeatError};
 
     fn played_from(size: u8, opening: &str) -> GameRecord {
         played(size, opening, None)
     }
 
     fn played(size: u8, opening: &str, white_exits_at: Option<usize>) -> GameRecord {
-        let spec = GameSpec {
-            id: "g".into(),
-            round: 1,
-            size,
-            opening: opening.into(),
-            time: TimeControl {
-                move_ms: 100,
-                startup_ms: 100,
-                bank_ms: None,
-                wait_ms: None,
-            },
-            rules: Rules::default(),
-        };
+        let spec = test_spec("g", size, opening, Rules::default());
         let mut b = ScriptedSeat::first_legal("b");
         let mut w = match white_exits_at {
             None => ScriptedSeat::first_legal("w"),

@@ -673,6 +673,22 @@ impl Feed {
 mod tests {
     use super::*;
 
+    /// Round `round` of a against b, colours alternating by round.
+    fn a_against_b(round: u32) -> crate::schedule::ScheduledGame {
+        let (black, white) = if round % 2 == 1 {
+            ("a", "b")
+        } else {
+            ("b", "a")
+        };
+        crate::schedule::ScheduledGame {
+            id: format!("r{round}.{black}.{white}"),
+            round,
+            black: black.into(),
+            white: white.into(),
+            opening: String::new(),
+        }
+    }
+
     #[test]
     fn a_tail_returns_complete_lines_only_and_notices_a_shorter_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -809,20 +825,7 @@ mod tests {
     #[test]
     fn the_shares_of_a_folder_are_one_tournament_on_the_page() {
         let dir = tempfile::tempdir().unwrap();
-        let game = |round: u32| {
-            let (black, white) = if round % 2 == 1 {
-                ("a", "b")
-            } else {
-                ("b", "a")
-            };
-            crate::schedule::ScheduledGame {
-                id: format!("r{round}.{black}.{white}"),
-                round,
-                black: black.into(),
-                white: white.into(),
-                opening: String::new(),
-            }
-        };
+        let game = a_against_b;
         let line = |round: u32| {
             let g = game(round);
             // A real record (the page counts only what the rules replay).
@@ -882,20 +885,7 @@ mod tests {
             repeated_openings: None,
         };
         // 200 scheduled games of a against b, colours alternating by round.
-        let scheduled = |round: u32| {
-            let (black, white) = if round % 2 == 1 {
-                ("a", "b")
-            } else {
-                ("b", "a")
-            };
-            crate::schedule::ScheduledGame {
-                id: format!("r{round}.{black}.{white}"),
-                round,
-                black: black.into(),
-                white: white.into(),
-                opening: String::new(),
-            }
-        };
+        let scheduled = a_against_b;
         let played = |round: u32| {
             let g = scheduled(round);
             // a wins every game (b is gone at NEW: a real record).
