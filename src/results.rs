@@ -234,6 +234,7 @@ pub fn share_states(dir: &Path) -> Result<Option<Vec<crate::shard::ShareStatus>>
         return Ok(None);
     };
     let games = read_schedule(dir)?.map(|s| s.games).unwrap_or_default();
+    let decided = read_sprt_verdict(dir)?.is_some();
     let mut out = Vec::new();
     for index in 0..count {
         let share = crate::shard::Share { index, count };
@@ -248,6 +249,7 @@ pub fn share_states(dir: &Path) -> Result<Option<Vec<crate::shard::ShareStatus>>
             recorded,
             of,
             &share_dir.join(LOCK_DIR),
+            decided,
         ));
     }
     Ok(Some(out))
@@ -773,6 +775,66 @@ pub fn lock(
             e => HarnessError::results_unwritable(dir, io::Error::other(e)),
         }
     })
+}
+
+/// The SPRT verdict a run kept in the results folder (every share's run
+/// writes it in the tournament's folder, not its share's).
+pub const SPRT_VERDICT_FILE: &str = "sprt-verdict.json";
+
+/// The SPRT verdict kept in the results folder `dir`, if a run decided
+/// its test. A file being written (not yet whole) reads as none.
+pub fn read_sprt_verdict(dir: &Path) -> Result<Option<crate::rating::sprt::Verdict>, HarnessError> {
+    let path = dir.join(SPRT_VERDICT_FILE);
+    match crate::input_file::read_text(&path, crate::input_file::MAX_TEXT) {
+        Ok(text) => Ok(serde_json::from_str(&text).ok()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(HarnessError::Config(format!(
+            "{}: cannot read it: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Keeps `verdict` in the results folder `dir` unless a verdict is there
+/// already (another share's, reached first): returns the one kept. The
+/// file appears whole (a hard link of a finished file, which fails if the
+/// name exists), or, on a drive without hard links, is created only if
+/// absent.
+pub fn keep_sprt_verdict(
+    dir: &Path,
+    verdict: &crate::rating::sprt::Verdict,
+) -> Result<crate::rating::sprt::Verdict, HarnessError> {
+    let path = dir.join(SPRT_VERDICT_FILE);
+    let unwritable = |e: io::Error| HarnessError::results_unwritable(&path, e);
+    let text = serde_json::to_string(verdict).expect("a verdict serializes") + "\n";
+    let temp = dir.join(format!(".{SPRT_VERDICT_FILE}.{}", std::process::id()));
+    fs::write(&temp, &text).map_err(unwritable)?;
+    let linked = fs::hard_link(&temp, &path);
+    let _ = fs::remove_file(&temp);
+    match linked {
+        Ok(()) => return Ok(*verdict),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(_) => match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => {
+                f.write_all(text.as_bytes()).map_err(unwritable)?;
+                return Ok(*verdict);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(unwritable(e)),
+        },
+    }
+    // Another share kept its verdict first: that one stands (read again
+    // until whole, for a drive without hard links).
+    for _ in 0..50 {
+        if let Some(kept) = read_sprt_verdict(dir)? {
+            return Ok(kept);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(HarnessError::Config(format!(
+        "{}: holds no readable verdict",
+        path.display()
+    )))
 }
 
 /// The schedule stored in the results folder `dir`, if it has one.

@@ -267,7 +267,8 @@ pub fn found(results: &Path) -> Result<Option<(u32, Vec<u32>)>, ShareError> {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase", tag = "state")]
 pub enum ShareState {
-    /// Every game of the share is recorded.
+    /// Every game of the share is recorded, or the tournament's SPRT is
+    /// decided.
     Done { games: usize },
     /// A referee holds the share's lock.
     Running {
@@ -323,13 +324,15 @@ impl std::fmt::Display for ShareStatus {
 }
 
 /// The state of share `share` whose folder holds `recorded` of its `of`
-/// games; `lock` is the folder of its results lock.
+/// games; `lock` is the folder of its results lock. Once the tournament's
+/// SPRT is `decided`, a share no referee holds has nothing left to play.
 pub fn state_of(
     share: Share,
     exists: bool,
     recorded: usize,
     of: usize,
     lock: &Path,
+    decided: bool,
 ) -> ShareStatus {
     let owner = crate::mailbox::read_owner(lock)
         .filter(|o| o.host != crate::mailbox::hostname() || crate::mailbox::holder_alive(o));
@@ -340,8 +343,8 @@ pub fn state_of(
             host: o.host,
             pid: o.pid,
         },
+        None if recorded >= of || decided => ShareState::Done { games: recorded },
         None if !exists => ShareState::Missing { of },
-        None if recorded >= of => ShareState::Done { games: recorded },
         None => ShareState::Stopped {
             games: recorded,
             of,

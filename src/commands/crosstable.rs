@@ -31,7 +31,8 @@ pub fn render_results(
     let records = read_results(results, false)?;
     let mut table = crosstable(&records, players);
     if let Some(test) = read_schedule(results)?.and_then(|s| s.sprt) {
-        table = table.with_sprt(test);
+        let kept = crate::results::read_sprt_verdict(results)?;
+        table = table.with_sprt(test, kept.as_ref());
     }
     let text = render(&table, format, stdout_color());
     Ok(with_sandbox(text, format, results))

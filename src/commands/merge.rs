@@ -1,6 +1,7 @@
 //! `tournament merge`: the games of every share of a results folder as one
 //! results folder (`games.jsonl` in the schedule's order, with the
-//! tournament's `schedule.json`), for whoever wants a single file.
+//! tournament's `schedule.json` and its SPRT verdict), for whoever wants
+//! a single file.
 //!
 //! Owns choosing and checking the output folder and writing it whole
 //! (each file replaced at once); reading the shares is `results`'. Never
@@ -66,6 +67,12 @@ fn write_folder(
     crate::mailbox::replace(output, GAMES_FILE, text.as_bytes()).map_err(unwritable)?;
     if let Ok(schedule) = std::fs::read(results.join(SCHEDULE_FILE)) {
         crate::mailbox::replace(output, SCHEDULE_FILE, &schedule).map_err(unwritable)?;
+    }
+    // The SPRT's verdict as the shares decided it, not as the merged
+    // games (with the games finished after it) would.
+    let verdict = crate::results::SPRT_VERDICT_FILE;
+    if let Ok(kept) = std::fs::read(results.join(verdict)) {
+        crate::mailbox::replace(output, verdict, &kept).map_err(unwritable)?;
     }
     Ok(())
 }

@@ -29,7 +29,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<i32> {
         .unwrap_or_default();
     let mut table = crosstable(&records, &players);
     if let Some(test) = crate::results::read_schedule(&results)?.and_then(|s| s.sprt) {
-        table = table.with_sprt(test);
+        let kept = crate::results::read_sprt_verdict(&results)?;
+        table = table.with_sprt(test, kept.as_ref());
     }
     let title = tournament_name(&results, config.as_ref());
     let mut generated = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();

@@ -12,13 +12,11 @@ use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
 use crate::mailbox::{BoardLock, LockOptions};
 use crate::player::{become_subreaper, PlayerSpec};
-use crate::rating::pairstats::pentanomial;
-use crate::rating::sprt::Decision;
-use crate::rating::SprtStatus;
 use crate::record::GameRecord;
 use crate::referee::GameSpec;
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
 use crate::results::{check_schedule, ResultStore, StoredSchedule};
+use crate::schedule::sprt_stop::SprtStop;
 use crate::schedule::{self, run_games, PoolSetup, ScheduledGame};
 
 use super::crosstable::{parse_format, render_results};
@@ -116,12 +114,10 @@ fn killed_by_the_stop(record: &GameRecord) -> bool {
         })
 }
 
-/// SPRT and Swiss decide what to play from every game so far, which a
-/// share alone does not see: refused with `--shard` (issue 29, not built).
+/// A Swiss round is paired from every game so far, which a share alone
+/// does not see: refused with `--shard` (issue 29, not built).
 fn refuse_adaptive(config: &Config, chosen: &crate::shard::Chosen) -> Result<(), HarnessError> {
-    let what = if config.sprt.is_some() {
-        "an SPRT ([sprt])"
-    } else if config.format == Format::Swiss {
+    let what = if config.format == Format::Swiss {
         "a Swiss event"
     } else {
         return Ok(());
@@ -362,23 +358,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     ]);
     let mut count = done.len();
     let mut records = done;
-    let sprt_line = |records: &[GameRecord]| -> Option<(String, Decision)> {
-        let test = config.sprt?;
-        let status = SprtStatus::new(test, &pentanomial(records, &names[0], &names[1]));
-        Some((status.progress_note(), status.decision))
-    };
-    let decided = AtomicBool::new(false);
-    // The SPRT's verdict as the bound was crossed, with the number of games
-    // then: games still running at that moment finish and are recorded,
-    // but a sequential test is decided where it crosses (a late game can
-    // pull the LLR back inside the bounds).
-    let mut verdict: Option<(String, Decision, usize)> = None;
-    if let Some((line, decision)) = sprt_line(&records) {
-        progress.set_note(line.clone());
-        if decision != Decision::Continue {
-            decided.store(true, Ordering::SeqCst);
-            verdict = Some((line, decision, records.len()));
+    // The SPRT's verdict stands where the test crossed its bound, with the
+    // number of games then: games still running at that moment finish and
+    // are recorded, but a sequential test is decided where it crosses (a
+    // late game can pull the LLR back inside the bounds). A share looks
+    // at every share's records and takes the verdict kept first.
+    let sprt = config
+        .sprt
+        .map(|test| SprtStop::new(test, &names[0], &names[1], &whole_results));
+    if let Some(stop) = &sprt {
+        if chosen.is_some() {
+            stop.read_shares(&records)?;
+        } else if !stop.adopt_kept()? {
+            stop.observe(&records)?;
         }
+        progress.set_note(stop.note());
     }
     let setup = PoolSetup {
         lock: &lock,
@@ -387,89 +381,95 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         game_spec: &game_spec,
         sink: &sink,
         stop: crate::interrupt::stop_requested(),
-        decided: Some(&decided),
+        decided: sprt.as_ref().map(SprtStop::decided),
     };
     let openings = schedule::openings(&config);
     announce_openings(&config, &openings);
     let mut unrecorded = 0;
     let mut left = 0;
     let mut outcome = Ok(());
-    let batches = if swiss { config.rounds } else { 1 };
-    for round in 1..=batches {
-        let batch = if swiss {
-            let played = crate::rating::swiss::rounds(&records);
-            let pairings = schedule::swiss::replay(&names, &played, round)
-                .map_err(HarnessError::ScheduleChanged)?;
-            let opening = &openings[(round as usize - 1) % openings.len()];
-            let pairing = pairings.last().expect("round >= 1");
-            if let Some(b) = pairing.bye {
-                tracing::info!("Swiss round {round}: bye for {}", names[b]);
-            }
-            schedule::swiss::round_games(&names, pairing, round, opening)
-        } else {
-            games.clone()
-        };
-        let finished: HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
-        let pending: Vec<ScheduledGame> = batch
-            .into_iter()
-            .filter(|g| !finished.contains(g.id.as_str()))
-            .collect();
-        if decided.load(Ordering::SeqCst) {
-            left += pending.len();
-            break;
+    let watching = AtomicBool::new(true);
+    std::thread::scope(|scope| -> Result<(), HarnessError> {
+        let _watch_ends = WatchEnds(&watching);
+        if let (Some(stop), Some(_)) = (&sprt, &chosen) {
+            scope.spawn(|| watch_shares(stop, &watching));
         }
-        let result = run_games(pending, &setup, &mut |mut record| {
-            // A referee that lost the board records nothing more: the new
-            // holder plays this game again.
-            lock.ensure_held().map_err(HarnessError::LockLost)?;
-            if swiss {
-                record.swiss_round = Some(round);
+        let batches = if swiss { config.rounds } else { 1 };
+        for round in 1..=batches {
+            let batch = if swiss {
+                let played = crate::rating::swiss::rounds(&records);
+                let pairings = schedule::swiss::replay(&names, &played, round)
+                    .map_err(HarnessError::ScheduleChanged)?;
+                let opening = &openings[(round as usize - 1) % openings.len()];
+                let pairing = pairings.last().expect("round >= 1");
+                if let Some(b) = pairing.bye {
+                    tracing::info!("Swiss round {round}: bye for {}", names[b]);
+                }
+                schedule::swiss::round_games(&names, pairing, round, opening)
+            } else {
+                games.clone()
+            };
+            let finished: HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
+            let pending: Vec<ScheduledGame> = batch
+                .into_iter()
+                .filter(|g| !finished.contains(g.id.as_str()))
+                .collect();
+            if sprt
+                .as_ref()
+                .is_some_and(|s| s.decided().load(Ordering::SeqCst))
+            {
+                left += pending.len();
+                break;
             }
-            if killed_by_the_stop(&record) {
-                tracing::warn!(
-                    "{}: not recorded: a bot was killed by the signal that stops this run (a \
-                     scheduler signals every process of a job); it is played again on resume",
-                    record.id
-                );
-                unrecorded += 1;
-                return Ok(());
-            }
-            let writing = crate::interrupt::recording();
-            store.append(&record)?;
-            drop(writing);
-            // games.jsonl is the record; the GGF copy is a convenience that
-            // `export` can always regenerate.
-            if let Err(e) = crate::report::ggf::write_game_file(&config.results, &record) {
-                tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
-            }
-            count += 1;
-            records.push(record);
-            let record = records.last().expect("just pushed");
-            let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
-            if let Some((note, decision)) = sprt_line(&records) {
-                line.push_str(&format!(" · {note}"));
-                if verdict.is_none() {
-                    progress.set_note(note.clone());
-                    if decision != Decision::Continue {
-                        decided.store(true, Ordering::SeqCst);
-                        verdict = Some((note, decision, records.len()));
-                    }
+            let result = run_games(pending, &setup, &mut |mut record| {
+                // A referee that lost the board records nothing more: the new
+                // holder plays this game again.
+                lock.ensure_held().map_err(HarnessError::LockLost)?;
+                if swiss {
+                    record.swiss_round = Some(round);
+                }
+                if killed_by_the_stop(&record) {
+                    tracing::warn!(
+                        "{}: not recorded: a bot was killed by the signal that stops this run (a \
+                         scheduler signals every process of a job); it is played again on resume",
+                        record.id
+                    );
+                    unrecorded += 1;
+                    return Ok(());
+                }
+                let writing = crate::interrupt::recording();
+                store.append(&record)?;
+                drop(writing);
+                // games.jsonl is the record; the GGF copy is a convenience that
+                // `export` can always regenerate.
+                if let Err(e) = crate::report::ggf::write_game_file(&config.results, &record) {
+                    tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
+                }
+                count += 1;
+                records.push(record);
+                let record = records.last().expect("just pushed");
+                let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
+                if let Some(stop) = &sprt {
+                    let note = stop.observe(&records)?;
+                    line.push_str(&format!(" · {note}"));
+                    progress.set_note(note);
+                }
+                tracing::info!("{line}");
+                Ok(())
+            });
+            match result {
+                Ok(n) => left += n + std::mem::take(&mut unrecorded),
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
                 }
             }
-            tracing::info!("{line}");
-            Ok(())
-        });
-        match result {
-            Ok(n) => left += n + std::mem::take(&mut unrecorded),
-            Err(e) => {
-                outcome = Err(e);
+            if left > 0 {
                 break;
             }
         }
-        if left > 0 {
-            break;
-        }
-    }
+        Ok(())
+    })?;
     progress.finish();
     crate::logging::set_progress_bar(None);
     // The bots are gone: their leftovers (spare files) go too.
@@ -493,10 +493,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         store.path().display(),
         config.results.join("logs").display()
     );
-    if let Some((line, decision, games)) = verdict {
+    if let Some((verdict, status)) = sprt.as_ref().and_then(SprtStop::verdict) {
         println!(
-            "SPRT: {} accepted after {games} games · {line}",
-            decision.name()
+            "SPRT: {} accepted after {} games · {}",
+            status.decision.name(),
+            verdict.games,
+            status.progress_note()
         );
         return Ok(exit::OK);
     }
@@ -505,6 +507,35 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         return Ok(exit::INTERRUPTED);
     }
     Ok(exit::OK)
+}
+
+/// Ends [`watch_shares`] however the games end.
+struct WatchEnds<'a>(&'a AtomicBool);
+
+impl Drop for WatchEnds<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// While a share plays, reads every share's records now and then, so that
+/// the SPRT stops this share when the pairs of all shares decide it: every
+/// quarter second, or, when reading takes long (many games), with four
+/// times the reading's time between reads.
+fn watch_shares(stop: &SprtStop, watching: &AtomicBool) {
+    const STEP: Duration = Duration::from_millis(50);
+    while watching.load(Ordering::SeqCst) && !stop.decided().load(Ordering::SeqCst) {
+        let reading = std::time::Instant::now();
+        if let Err(e) = stop.read_shares(&[]) {
+            tracing::warn!("the SPRT over every share: {e}");
+        }
+        let pause = (reading.elapsed() * 4).max(Duration::from_millis(250));
+        let mut waited = Duration::ZERO;
+        while waited < pause && watching.load(Ordering::SeqCst) {
+            std::thread::sleep(STEP);
+            waited += STEP;
+        }
+    }
 }
 
 /// Says how many distinct openings the games start from (a statistic over

@@ -55,6 +55,9 @@ pub struct SprtStatus {
     pub test: sprt::Sprt,
     pub llr: f64,
     pub decision: sprt::Decision,
+    /// The games recorded when a run decided the test (its kept
+    /// [`sprt::Verdict`]); `None` while it continues.
+    pub decided_after: Option<usize>,
 }
 
 /// Standings and the score matrix of a set of games.
@@ -86,6 +89,15 @@ impl SprtStatus {
             test,
             llr,
             decision: test.decide(llr),
+            decided_after: None,
+        }
+    }
+
+    /// `test` as a run decided it: over the pairs its verdict counted.
+    pub fn decided(test: sprt::Sprt, verdict: &sprt::Verdict) -> SprtStatus {
+        SprtStatus {
+            decided_after: Some(verdict.games),
+            ..SprtStatus::new(test, &verdict.pentanomial)
         }
     }
 
@@ -109,10 +121,14 @@ impl SprtStatus {
 }
 
 impl Crosstable {
-    /// Adds the result of `test` over the first listed pair's pentanomial.
-    pub fn with_sprt(mut self, test: sprt::Sprt) -> Crosstable {
+    /// Adds the result of `test`: the verdict a run kept, if it decided
+    /// it, else the test over the first listed pair's pentanomial.
+    pub fn with_sprt(mut self, test: sprt::Sprt, kept: Option<&sprt::Verdict>) -> Crosstable {
         let penta = self.pentanomial.unwrap_or([0; 5]);
-        self.sprt = Some(SprtStatus::new(test, &penta));
+        self.sprt = Some(match kept {
+            Some(v) => SprtStatus::decided(test, v),
+            None => SprtStatus::new(test, &penta),
+        });
         self
     }
 }

@@ -122,6 +122,21 @@ impl Sprt {
     }
 }
 
+/// The verdict a run reached, as it is kept beside the records (the
+/// results folder's `sprt-verdict.json`): the pairs counted when the LLR
+/// crossed a bound and how many games had been recorded then. Games that
+/// were still running finish and are recorded, but the test is decided
+/// where it crossed (a late game could pull the LLR back inside the
+/// bounds); in a tournament played in shares, the first share to see the
+/// crossing keeps its verdict and every share and reader shows that one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Verdict {
+    /// Games recorded (every share's) when the test crossed its bound.
+    pub games: usize,
+    /// The pairs counted then, from the first player's view.
+    pub pentanomial: [u64; 5],
+}
+
 /// A discrete distribution: (value, probability) pairs.
 type Pdf = Vec<(f64, f64)>;
 

@@ -6,6 +6,7 @@
 
 mod pairings;
 mod pool;
+pub mod sprt_stop;
 pub mod swiss;
 
 pub use pairings::{

@@ -487,7 +487,10 @@ impl Reader {
         }
         let mut table = crate::rating::crosstable(&records, &players);
         if let Some(test) = self.schedule.sprt {
-            table = table.with_sprt(test);
+            let kept = crate::results::read_sprt_verdict(&self.results)
+                .ok()
+                .flatten();
+            table = table.with_sprt(test, kept.as_ref());
         }
         let mut crosstable = String::new();
         crosstable_html(&mut crosstable, &table, "crosstable");
@@ -561,6 +564,10 @@ impl Reader {
         let Ok(Some((count, _))) = crate::shard::found(&self.results) else {
             return Vec::new();
         };
+        let decided = crate::results::read_sprt_verdict(&self.results)
+            .ok()
+            .flatten()
+            .is_some();
         (0..count)
             .map(|index| {
                 let share = crate::shard::Share { index, count };
@@ -569,11 +576,11 @@ impl Reader {
                 let part = self.parts.iter().find(|p| p.dir == dir);
                 let games = part.map_or(0, |p| p.records.len());
                 let state = match part {
-                    None => "missing".to_string(),
                     Some(p) if p.referee == Referee::Running => {
                         format!("running ({games}/{of} games)")
                     }
-                    Some(_) if games >= of => format!("done ({games} games)"),
+                    _ if games >= of || decided => format!("done ({games} games)"),
+                    None => "missing".to_string(),
                     Some(p) if p.referee == Referee::Gone => {
                         format!("gone ({games}/{of} games; run it again to resume)")
                     }

@@ -2,8 +2,9 @@
 //! players run as 4 shares at once gives the whole run's games (same ids,
 //! openings, colours and results) and crosstable; a share killed mid-run
 //! and run again loses and doubles nothing; a share of another
-//! configuration or another split is refused; and the same on a real
-//! one-node Slurm (`scripts/slurm-one-node`, `sbatch --array=0-3`).
+//! configuration or another split is refused; an SPRT in 4 shares stops
+//! every share with one verdict; and the same on a real one-node Slurm
+//! (`scripts/slurm-one-node`, `sbatch --array=0-3`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -352,7 +353,7 @@ fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
 }
 
 #[test]
-fn kubernetes_gives_the_index_and_adaptive_formats_are_refused_in_shares() {
+fn kubernetes_gives_the_index_and_a_swiss_is_refused_in_shares() {
     let s = Scratch::new();
     s.write("tournament.toml", &six(greedy(), 2));
     let out = s
@@ -375,18 +376,12 @@ fn kubernetes_gives_the_index_and_adaptive_formats_are_refused_in_shares() {
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs the share's index"));
 
-    for extra in ["format = \"swiss\"\nrounds = 3\n", ""] {
+    {
         let t = Scratch::new();
-        let mut toml =
-            six(greedy(), 2).replace("concurrency = 1\n", &format!("concurrency = 1\n{extra}"));
-        if extra.is_empty() {
-            // Two players and an SPRT.
-            toml = format!(
-                "[tournament]\nname = \"s\"\nsize = 6\ngames-per-pairing = 20\n\n[sprt]\nelo0 = 0\nelo1 = 50\nalpha = 0.05\nbeta = 0.05\n\n\
-                 [openings]\nrandom-plies = 2\nseed = 3\n\n[[player]]\nname = \"a\"\n{}\n\n[[player]]\nname = \"b\"\nbuiltin = \"random\"\n",
-                greedy()
-            );
-        }
+        let toml = six(greedy(), 2).replace(
+            "concurrency = 1\n",
+            "concurrency = 1\nformat = \"swiss\"\nrounds = 3\n",
+        );
         t.write("tournament.toml", &toml);
         let out = t.cmd(&["run", "--shard", "0/2"]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -414,4 +409,138 @@ fn a_share_that_cannot_start_a_player_says_so_and_stops() {
         read(&s.join("results/shards/0-of-2/games.jsonl")).is_empty(),
         "no game played, no forfeit recorded"
     );
+}
+
+/// An SPRT of a strong built-in against a weak one, at most 400 games.
+fn sprt_match() -> String {
+    "[tournament]\nname = \"sprt\"\nsize = 6\ngames-per-pairing = 400\nconcurrency = 1\n\n\
+     [time]\nmove-ms = 3000\n\n[sprt]\nelo0 = 0\nelo1 = 100\nalpha = 0.05\nbeta = 0.05\n\n\
+     [openings]\nrandom-plies = 6\nseed = 5\n\n\
+     [[player]]\nname = \"a\"\nbuiltin = \"weighted\"\n\n[[player]]\nname = \"b\"\nbuiltin = \"random\"\n"
+        .to_string()
+}
+
+/// The one `SPRT: … accepted after N games` line in `text`, and N.
+fn verdict_line(text: &str) -> (String, usize) {
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("SPRT: ")).collect();
+    assert_eq!(lines.len(), 1, "one verdict: {text}");
+    let games = lines[0]
+        .split(" accepted after ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a verdict with its games: {}", lines[0]));
+    (lines[0].to_string(), games)
+}
+
+/// What the crosstable (JSON) of `results` says of the SPRT.
+fn sprt_of(s: &Scratch, results: &str) -> serde_json::Value {
+    let out = s
+        .cmd(&["crosstable", "--format", "json", "--results", results])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    table["sprt"].clone()
+}
+
+#[test]
+fn an_sprt_in_four_shares_stops_every_share_with_one_verdict() {
+    // Unsharded, the run's verdict is the one its readers show.
+    let r = Scratch::new();
+    r.write("tournament.toml", &sprt_match());
+    let out = r.run_ok(&["run"], 300);
+    let (_, games) = verdict_line(&String::from_utf8_lossy(&out.stdout));
+    let kept = sprt_of(&r, "results");
+    assert_eq!(kept["result"], "H1", "{kept}");
+    assert_eq!(kept["decided_after"], games, "{kept}");
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &sprt_match());
+    let children: Vec<_> = (0..4)
+        .map(|k| {
+            Command::new(tournament_bin())
+                .current_dir(s.path())
+                .args(["run", "--shard", &format!("{k}/4")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut lines = Vec::new();
+    for (k, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "share {k}: {out:?}");
+        lines.push(verdict_line(&String::from_utf8_lossy(&out.stdout)));
+    }
+    let (line, games) = lines[0].clone();
+    assert!(lines.iter().all(|l| l.0 == line), "one verdict: {lines:?}");
+    assert!(line.starts_with("SPRT: H1 accepted after "), "{line}");
+    let played: usize = (0..4)
+        .map(|k| read(&s.join(&format!("results/shards/{k}-of-4/games.jsonl"))).len())
+        .sum();
+    assert!(
+        games <= played && played < 400,
+        "stopped early: {games} of {played}"
+    );
+    let kept = sprt_of(&s, "results");
+    assert_eq!(kept["result"], "H1", "{kept}");
+    assert_eq!(kept["decided_after"], games, "{kept}");
+    let text = String::from_utf8_lossy(&s.run_ok(&["crosstable"], 60).stdout).to_string();
+    assert!(text.contains("shares: 4 of 4 done"), "{text}");
+    assert!(
+        text.contains(&format!("→ H1 (decided after {games} games)")),
+        "{text}"
+    );
+    // A share run again plays nothing more and says the same verdict.
+    let again = s.run_ok(&["run", "--shard", "2/4"], 60);
+    assert_eq!(
+        verdict_line(&String::from_utf8_lossy(&again.stdout)).0,
+        line
+    );
+    let after: usize = (0..4)
+        .map(|k| read(&s.join(&format!("results/shards/{k}-of-4/games.jsonl"))).len())
+        .sum();
+    assert_eq!(after, played);
+    // The merged folder keeps the shares' verdict.
+    s.run_ok(&["merge"], 60);
+    assert_eq!(sprt_of(&s, "results/merged")["decided_after"], games);
+}
+
+#[test]
+fn an_sprt_as_a_slurm_array_of_4_tasks_stops_every_task_with_one_verdict() {
+    if !needs::have(SLURM) {
+        return;
+    }
+    let up = Command::new(project_root().join("scripts/slurm-one-node"))
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "scripts/slurm-one-node: {up:?}");
+    let s = Scratch::new();
+    s.write("tournament.toml", &sprt_match());
+    let sbatch = Command::new("sbatch")
+        .current_dir(s.path())
+        .env("TOURNAMENT", tournament_bin())
+        .args([
+            "--parsable",
+            "--wait",
+            "--array=0-3",
+            "--output",
+            &s.join("slurm-%a.out").display().to_string(),
+        ])
+        .arg(project_root().join("scripts/tournament-array.sbatch"))
+        .arg("tournament.toml")
+        .output()
+        .unwrap();
+    let logs: Vec<String> = (0..4)
+        .map(|k| std::fs::read_to_string(s.join(&format!("slurm-{k}.out"))).unwrap_or_default())
+        .collect();
+    assert!(sbatch.status.success(), "{sbatch:?}\n{logs:?}");
+    let lines: Vec<(String, usize)> = logs.iter().map(|l| verdict_line(l)).collect();
+    assert!(
+        lines.iter().all(|l| l == &lines[0]),
+        "every task, one verdict: {lines:?}"
+    );
+    assert_eq!(sprt_of(&s, "results")["decided_after"], lines[0].1);
 }

@@ -83,6 +83,9 @@ struct SprtJson {
     /// Set when the pairs repeat openings (`repeat-openings = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     caveat: Option<String>,
+    /// The games recorded when the run decided the test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decided_after: Option<usize>,
 }
 
 fn sprt(s: &SprtStatus) -> SprtJson {
@@ -97,6 +100,7 @@ fn sprt(s: &SprtStatus) -> SprtJson {
         upper: hundredths(s.test.upper()),
         result: s.decision.name(),
         caveat: s.test.repeated_openings.map(|r| r.caveat()),
+        decided_after: s.decided_after,
     }
 }
 

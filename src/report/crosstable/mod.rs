@@ -121,7 +121,10 @@ pub fn details(table: &Crosstable) -> Vec<String> {
             s.llr,
             t.lower(),
             t.upper(),
-            s.decision.name()
+            match s.decided_after {
+                Some(games) => format!("{} (decided after {games} games)", s.decision.name()),
+                None => s.decision.name().to_string(),
+            }
         ));
         if let Some(r) = &t.repeated_openings {
             out.push(format!("SPRT caveat: {}", r.caveat()));
