@@ -37,6 +37,9 @@ pub const ROOT: Need = Need::Root;
 pub const GTP_RHINO: Need = Need::File("/usr/games/gtp-rhino", "grhino");
 
 /// The two-mount shared drive of the fault suite (`scripts/shared-drive`).
+/// GNU parallel (not moreutils' `parallel`, which takes other options).
+pub const GNU_PARALLEL: Need = Need::Program("parallel", "parallel");
+
 pub const SHARED_DRIVE: &[Need] = &[
     Need::Root,
     Need::File("/dev/fuse", "fuse3"),

@@ -544,3 +544,75 @@ fn an_sprt_as_a_slurm_array_of_4_tasks_stops_every_task_with_one_verdict() {
     );
     assert_eq!(sprt_of(&s, "results")["decided_after"], lines[0].1);
 }
+
+#[test]
+fn two_shares_on_two_mounts_started_by_gnu_parallel_give_one_tournament() {
+    let mut needed = needs::SHARED_DRIVE.to_vec();
+    needed.push(needs::GNU_PARALLEL);
+    if !needs::have(&needed) {
+        return;
+    }
+    let (r, expected) = reference(&six(greedy(), 2));
+    let _serial = crate::faults::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let drive = crate::faults::Drive::up(crate::faults::Cache::Default);
+    let ws = drive.ws("six");
+    std::fs::write(ws.a.join("tournament.toml"), six(greedy(), 2)).unwrap();
+    // Share 0 on mount A ("PC A"), share 1 on mount B, from another host
+    // name ("PC B"): one command line each, as GNU parallel runs them.
+    let local = Scratch::new();
+    let bin = tournament_bin().display().to_string();
+    let a = format!("cd '{}' && '{bin}' run --shard 0/2", ws.a.display());
+    let b = format!(
+        "cd '{}' && unshare --uts sh -c 'hostname pc-b && exec \"$0\" \"$@\"' '{bin}' run --shard 1/2",
+        ws.b.display()
+    );
+    let out = Command::new("parallel")
+        .current_dir(local.path())
+        .args(["--line-buffer", "--halt", "never", ":::", &a, &b])
+        .env_remove("TOURNAMENT_LOG")
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    for k in 0..2 {
+        assert!(
+            said.contains(&format!(
+                "share {k}/2 (0-based) of the tournament, from --shard {k}/2"
+            )),
+            "{said}"
+        );
+    }
+    // One tournament, read from either mount.
+    for mount in [&ws.a, &ws.b] {
+        let out = Command::new(tournament_bin())
+            .current_dir(mount)
+            .args(["crosstable", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            table["standings"],
+            standings(&r, "results"),
+            "{}",
+            mount.display()
+        );
+    }
+    let merged = Command::new(tournament_bin())
+        .current_dir(&ws.b)
+        .arg("merge")
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{merged:?}");
+    assert_eq!(
+        outcomes(&read(&ws.a.join("results/merged/games.jsonl"))),
+        expected,
+        "the same games as the whole run"
+    );
+}
