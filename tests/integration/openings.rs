@@ -25,17 +25,19 @@ fn sprt_toml(first: (&str, u64), second: (&str, u64), limit: u32) -> String {
 }
 
 /// The run's verdict from its last line: "H0", "H1" or "none" (the limit
-/// reached first), and the games it played.
-fn verdict(s: &Scratch) -> (String, Vec<GameRecord>) {
+/// reached first), and the games it played; `limit` games were scheduled.
+fn verdict(s: &Scratch, limit: u32) -> (String, Vec<GameRecord>) {
     let out = s.run_ok(&["run"], 120);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = format!(
+        "openings: {} distinct (the balanced openings shipped with the program, \
+         openings/balanced-8.txt), each played by both colours",
+        limit / 2
+    );
     assert!(
-        stderr.contains(
-            "distinct (the balanced openings shipped with the program, openings/balanced-8.txt), \
-             each played by both colours"
-        ),
-        "the run says which openings it plays: {stderr}"
+        stderr.contains(&said),
+        "the run says which openings it plays, one per scheduled pair: {stderr}"
     );
     let result = stdout
         .lines()
@@ -80,7 +82,7 @@ fn an_sprt_of_a_bot_against_its_copy_accepts_h1_in_at_most_2_of_20_seeds() {
             "tournament.toml",
             &sprt_toml(("weighted", 2 * run + 1), ("weighted", 2 * run + 2), 1000),
         );
-        let (result, records) = verdict(&s);
+        let (result, records) = verdict(&s, 1000);
         if run == 0 {
             assert_one_opening_per_pair(&records);
         }
@@ -98,9 +100,10 @@ fn an_sprt_of_a_clearly_stronger_bot_against_a_weaker_one_accepts_h1() {
     let s = Scratch::new();
     s.write(
         "tournament.toml",
-        &sprt_toml(("weighted", 1), ("random", 2), 1000),
+        &sprt_toml(("weighted", 1), ("random", 2), 200),
     );
-    let (result, records) = verdict(&s);
+    let (result, records) = verdict(&s, 200);
     assert_eq!(result, "H1", "after {} games", records.len());
+    assert!(records.len() < 200, "decided before its limit");
     assert_one_opening_per_pair(&records);
 }
