@@ -544,12 +544,15 @@ fn announce_openings(config: &Config, openings: &[String]) {
     let distinct = openings.iter().collect::<HashSet<_>>().len();
     let source = match &config.openings {
         crate::config::OpeningSource::Random { plies: 0, .. } => {
-            "the initial position: no [openings]".to_string()
+            "the initial position: random-plies = 0".to_string()
         }
         crate::config::OpeningSource::Random { plies, seed } => {
             format!("{plies} random plies, seed {seed}")
         }
         crate::config::OpeningSource::File { path, .. } => path.display().to_string(),
+        crate::config::OpeningSource::Shipped { name, .. } => {
+            format!("the balanced openings shipped with the program, {name}")
+        }
     };
     let repeats = match config.sprt.and_then(|t| t.repeated_openings) {
         Some(r) => format!("; {}", r.caveat()),

@@ -46,10 +46,18 @@ pub enum Format {
 /// Where the openings come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpeningSource {
-    /// N random legal plies from the start, from a seed; each played twice.
+    /// N random legal plies from the start, from a seed; each played twice
+    /// (0 plies: the start position, no opening).
     Random { plies: u32, seed: u64 },
     /// Transcripts, one per line, each played twice.
     File { path: PathBuf, lines: Vec<String> },
+    /// The balanced openings built into the program (the default on 8×8:
+    /// `name` is the file they were made into, `openings/balanced-8.txt`),
+    /// in order, each played twice.
+    Shipped {
+        name: &'static str,
+        lines: Vec<String>,
+    },
 }
 
 /// A checked tournament definition.
@@ -401,9 +409,9 @@ mod tests {
 
     #[test]
     fn an_sprt_whose_pairs_would_repeat_an_opening_is_refused_at_its_table() {
-        // No openings: every pair from the initial position.
-        let e = err(&sprt_file(10, "", ""));
-        assert_eq!((e.line, e.key.as_str()), (5, "sprt"), "{e}");
+        // No openings (`random-plies = 0`): every pair from the initial position.
+        let e = err(&sprt_file(10, "[openings]\nrandom-plies = 0\n", ""));
+        assert_eq!((e.line, e.key.as_str()), (7, "sprt"), "{e}");
         assert!(e.message.contains("initial position"), "{e}");
         assert!(e.message.contains("repeat-openings = true"), "{e}");
         // 4 plies on 8x8: 244 sequences (perft 4, published), 300 pairs.
@@ -416,6 +424,39 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.sprt.unwrap().repeated_openings, None);
+    }
+
+    #[test]
+    fn without_random_plies_or_file_8x8_plays_the_shipped_list_and_smaller_boards_random_plies() {
+        let shipped = |text: &str| match parse(Path::new("t.toml"), text).unwrap().openings {
+            OpeningSource::Shipped { name, lines } => (name, lines.len()),
+            other => panic!("{other:?}"),
+        };
+        let (name, n) = shipped(&sprt_file(2, "", ""));
+        assert_eq!(name, "openings/balanced-8.txt");
+        assert_eq!(n, 2000);
+        // A table with only a seed keeps the list (the seed is the bots').
+        assert_eq!(shipped(&sprt_file(2, "[openings]\nseed = 9\n", "")).1, 2000);
+        // An SPRT of up to 2000 pairs from it runs; one of more is refused.
+        parse(Path::new("t.toml"), &sprt_file(4000, "", "")).unwrap();
+        let e = err(&sprt_file(4002, "", ""));
+        assert!(
+            e.message
+                .contains("the shipped openings/balanced-8.txt holds only 2000 distinct"),
+            "{e}"
+        );
+        for (size, plies) in [(6, 4), (4, 2)] {
+            let text = sprt_file(2, "", "").replace(
+                "games-per-pairing = 2\n",
+                &format!("games-per-pairing = 2\nsize = {size}\n"),
+            );
+            let c = parse(Path::new("t.toml"), &text).unwrap();
+            assert_eq!(
+                c.openings,
+                OpeningSource::Random { plies, seed: 0 },
+                "{size}"
+            );
+        }
     }
 
     #[test]

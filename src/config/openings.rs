@@ -1,10 +1,13 @@
 //! The `[openings]` table: random plies from a seed, or a file of
 //! transcripts (each line checked against the board size, errors at the
-//! file's own line).
+//! file's own line), or, when it names neither, the default: on 8×8 the
+//! balanced openings shipped in the program (`openings/balanced-8.txt`,
+//! made by `crates/othello/examples/balanced_openings.rs`), on smaller
+//! boards random plies ([`DEFAULT_RANDOM_PLIES`]).
 //!
-//! Owns those checks and their words, and what makes a transcript an
-//! opening ([`check_opening`], also for `play --start`); reads the
-//! openings file only through the reader (`read`).
+//! Owns those checks and their words, the default, and what makes a
+//! transcript an opening ([`check_opening`], also for `play --start`);
+//! reads the openings file only through the reader (`read`).
 
 use std::path::Path;
 
@@ -81,11 +84,41 @@ pub(super) fn openings(
                 seed: raw.seed,
             }
         }
-        (None, None) => OpeningSource::Random {
-            plies: 0,
-            seed: raw.seed,
-        },
+        (None, None) => default_openings(size, raw.seed),
     })
+}
+
+/// The shipped list's file, as the messages name it.
+pub const BALANCED_8_NAME: &str = "openings/balanced-8.txt";
+
+/// The shipped list: 8-ply openings near even for the project's own
+/// search (its header says how they were made).
+const BALANCED_8: &str = include_str!("../../openings/balanced-8.txt");
+
+/// Random plies played from a seed when a smaller board has no
+/// `[openings]` (no list is shipped for 6×6 or 4×4).
+pub const DEFAULT_RANDOM_PLIES: [(u8, u32); 2] = [(6, 4), (4, 2)];
+
+/// The openings of a file without `random-plies` or `file`: on 8×8 the
+/// shipped balanced list, on 6×6 and 4×4 [`DEFAULT_RANDOM_PLIES`].
+fn default_openings(size: u8, seed: u64) -> OpeningSource {
+    match DEFAULT_RANDOM_PLIES.iter().find(|(s, _)| *s == size) {
+        Some(&(_, plies)) => OpeningSource::Random { plies, seed },
+        None => OpeningSource::Shipped {
+            name: BALANCED_8_NAME,
+            lines: transcripts(BALANCED_8),
+        },
+    }
+}
+
+/// The transcripts of an openings text: its lines without blanks and
+/// `#` comments, trimmed.
+fn transcripts(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
 }
 
 /// An SPRT's pairs must each start from an opening of their own (a pair
@@ -119,6 +152,9 @@ pub(super) fn sprt_openings(
             OpeningSource::File { path, .. } => {
                 format!("{} holds only {distinct} distinct openings", path.display())
             }
+            OpeningSource::Shipped { name, .. } => {
+                format!("the shipped {name} holds only {distinct} distinct openings")
+            }
         };
         return Err(src.error_at(
             raw.span(),
@@ -141,7 +177,7 @@ pub(super) fn sprt_openings(
 /// from; passes are not written).
 pub fn distinct_openings(openings: &OpeningSource, size: u8, enough: u64) -> u64 {
     match openings {
-        OpeningSource::File { lines, .. } => {
+        OpeningSource::File { lines, .. } | OpeningSource::Shipped { lines, .. } => {
             let set: std::collections::HashSet<&str> = lines.iter().map(|l| l.as_str()).collect();
             set.len() as u64
         }
@@ -196,4 +232,54 @@ pub fn check_openings(size: u8, openings: &[String]) -> Result<(), String> {
         check_opening(size, o).map_err(|e| format!("opening `{o}`: {e}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Color;
+    use std::collections::HashSet;
+
+    /// The least of a position's eight symmetric images.
+    fn canonical(pos: &Position) -> (u64, u64, Color) {
+        (0..8)
+            .map(|s| {
+                let t = pos.transformed(s);
+                (
+                    t.discs_of(Color::Black),
+                    t.discs_of(Color::White),
+                    t.to_move(),
+                )
+            })
+            .min_by_key(|&(b, w, _)| (b, w))
+            .expect("eight images")
+    }
+
+    #[test]
+    fn shipped_openings_are_2000_legal_8_ply_lines_from_f5_to_2000_positions() {
+        let lines = transcripts(BALANCED_8);
+        assert_eq!(lines.len(), 2000);
+        let mut positions = HashSet::new();
+        for l in &lines {
+            check_opening(8, l).unwrap_or_else(|e| panic!("{l}: {e}"));
+            let (moves, pos) = replay_transcript(Position::start(8), l).unwrap();
+            assert_eq!(moves.len(), 8, "{l}: 8 plays, no pass");
+            assert!(l.starts_with("f5"), "{l}");
+            assert!(positions.insert(canonical(&pos)), "{l}: a position twice");
+        }
+        // The header says how the file was made and how to make it again.
+        assert!(BALANCED_8.starts_with("# Balanced 8x8 openings"));
+        assert!(BALANCED_8.contains(
+            "cargo run --release -p othello --example balanced_openings > openings/balanced-8.txt"
+        ));
+    }
+
+    #[test]
+    fn the_shipped_list_starts_from_varied_first_replies() {
+        // Written in the order of a hash, not of the rating: a match of a
+        // few pairs already meets several of white's first replies.
+        let lines = transcripts(BALANCED_8);
+        let replies: HashSet<&str> = lines[..20].iter().map(|l| &l[2..4]).collect();
+        assert!(replies.len() >= 3, "{replies:?}");
+    }
 }

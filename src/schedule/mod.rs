@@ -16,9 +16,10 @@ pub use pool::{last_instance_on, run_games, PoolSetup};
 
 use crate::config::{Config, Format, OpeningSource};
 
-/// The openings a tournament definition plays: its file's, or as many
-/// random ones as its pairings (round robin, gauntlet) or rounds (Swiss)
-/// need.
+/// The openings a tournament definition plays, as many as its pairings
+/// (round robin, gauntlet) or rounds (Swiss) need: random ones, or the
+/// first lines of its file or of the shipped list (all of them, repeated
+/// in turn by the schedule, when they are fewer).
 pub fn openings(config: &Config) -> Vec<String> {
     let needed = match config.format {
         Format::Swiss => config.rounds as usize,
@@ -28,7 +29,9 @@ pub fn openings(config: &Config) -> Vec<String> {
         OpeningSource::Random { plies, seed } => {
             random_openings(config.size, *plies, *seed, needed)
         }
-        OpeningSource::File { lines, .. } => lines.clone(),
+        OpeningSource::File { lines, .. } | OpeningSource::Shipped { lines, .. } => {
+            lines.iter().take(needed.max(1)).cloned().collect()
+        }
     }
 }
 

@@ -18,6 +18,7 @@ mod live_page_layout;
 mod live_page_siege;
 mod mailbox;
 mod needs;
+mod openings;
 mod people;
 mod records;
 mod referee;

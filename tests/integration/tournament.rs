@@ -497,7 +497,7 @@ fn an_sprt_from_one_repeated_position_is_refused_or_marked() {
     let out = s.run_ok(&["run"], 300);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("openings: 1 distinct (the initial position: no [openings])"),
+        err.contains("openings: 1 distinct (the initial position: random-plies = 0)"),
         "{err}"
     );
     assert!(
