@@ -20,53 +20,44 @@ use crate::report::live::{first_line, live_dir, LiveLine};
 use super::players::{optional_config, results_dir};
 
 /// Whether a referee still holds the results folder `results`; `None`
-/// while it looks alive, else why not. Its heartbeat (the owner record
-/// changing) is judged on our own clock: unchanged for `patience` means
-/// it stopped; on this machine a dead pid says so at once.
-struct RefereeWatch {
-    lock_dir: PathBuf,
+/// while it looks alive, else why not: the readers' one rule
+/// (`mailbox::RefereeWatch`; on this machine its process, elsewhere its
+/// heartbeat changing on our own clock, here with `patience` as the
+/// period), a lock missing for a moment allowed (a referee starting).
+struct RefereeLook {
+    watch: crate::mailbox::RefereeWatch,
     patience: Duration,
-    last: Option<(String, Instant)>,
     missing_since: Option<Instant>,
 }
 
-impl RefereeWatch {
-    fn new(results: &Path, patience: Duration) -> RefereeWatch {
-        RefereeWatch {
-            lock_dir: results.join(crate::results::LOCK_DIR),
+impl RefereeLook {
+    fn new(results: &Path, patience: Duration) -> RefereeLook {
+        let lock = results.join(crate::results::LOCK_DIR);
+        RefereeLook {
+            watch: crate::mailbox::RefereeWatch::with_stale(&lock, patience),
             patience,
-            last: None,
             missing_since: None,
         }
     }
 
     fn gone(&mut self) -> Option<String> {
+        use crate::mailbox::Referee;
         let now = Instant::now();
-        let Some(owner) = crate::mailbox::read_owner(&self.lock_dir) else {
-            let since = *self.missing_since.get_or_insert(now);
-            return (now - since > GONE_GRACE)
-                .then(|| "no referee holds the results folder".to_string());
-        };
-        self.missing_since = None;
-        if owner.host == crate::mailbox::hostname() && !crate::player::process::pid_alive(owner.pid)
-        {
-            return Some(format!(
-                "its referee (pid {} on this machine) is no longer running",
-                owner.pid
-            ));
-        }
-        let text = owner.encode();
-        match &self.last {
-            Some((seen, since)) if *seen == text => (now - *since > self.patience).then(|| {
-                format!(
-                    "its referee ({owner}) has shown no heartbeat for {} s (--wait-secs)",
-                    self.patience.as_secs()
-                )
-            }),
-            _ => {
-                self.last = Some((text, now));
+        match self.watch.look() {
+            Referee::Running => {
+                self.missing_since = None;
                 None
             }
+            Referee::Absent => {
+                let since = *self.missing_since.get_or_insert(now);
+                (now - since > GONE_GRACE)
+                    .then(|| "no referee holds the results folder".to_string())
+            }
+            Referee::Gone => Some(format!(
+                "its referee is no longer running (its process on this machine ended, or, on \
+                 another machine, its heartbeat stood still for {} s: --wait-secs)",
+                self.patience.as_secs()
+            )),
         }
     }
 }
@@ -340,7 +331,7 @@ pub fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         }
     }
     let patience = Duration::from_secs(args.wait_secs.max(1));
-    let mut referee = RefereeWatch::new(&results, patience);
+    let mut referee = RefereeLook::new(&results, patience);
     loop {
         // The game asked for first; then (--follow) the newest running
         // game not watched yet, of --player if given.

@@ -1,13 +1,18 @@
-//! Mailbox protocol v1: move files in a shared message-board folder, and the
-//! referee's exclusive lock on that folder.
+//! The referee's side of the message board: its layout, sending to a
+//! mailbox and awaiting the answer, and the referee's exclusive lock on
+//! the folder.
 //!
-//! Owns: the board's layout, the message codec, sending and waiting for
-//! answers (referee side) and reading and answering (bot side), the lock
-//! with stale-lock recovery, and the status report of a board; which board
-//! paths, player names and game ids may become folders and files. Trusts
-//! nothing found on the board (see `files`). Knows nothing about Othello:
-//! message texts are opaque strings here.
+//! Owns: the board's layout, sending and waiting for answers (referee
+//! side), the lock with stale-lock recovery (`lock`, its decision in
+//! `lock::judge`), whether a lock's holder still runs as a reader can tell
+//! (`holder`), and the status report of a board; which board paths,
+//! player names and game ids may become folders and files. The wire (the
+//! message codec, safe file operations, the doorbell, the bot's side of a
+//! mailbox) is the `mailbox-protocol` crate's, re-exported here where the
+//! referee uses it. Trusts nothing found on the board. Knows nothing about
+//! Othello: message texts are opaque strings here.
 
+mod holder;
 mod lock;
 mod status;
 
@@ -18,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use holder::{Referee, RefereeWatch};
 pub use lock::{holder_alive, hostname, read_owner};
 pub use lock::{
     BoardLock, LockError, LockLost, LockOptions, OwnerRecord, WriteAccess, DEFAULT_STALE, LOCK_DIR,

@@ -1,5 +1,6 @@
 //! One game as a state machine: the position, both clocks, the time bank,
-//! retries, the pass rules and every adjudication (DESIGN.md §3).
+//! retries, the pass rules and every adjudication (PROTOCOL.md and the
+//! README's rules and end reasons say them to bot authors).
 //!
 //! Owns: what to ask whom next, and what a reply (with the time it took)
 //! or a failure to reply means for the game. Pure: no I/O, no clock, no

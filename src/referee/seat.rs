@@ -1,7 +1,8 @@
 //! A seat: the referee's view of one player in a game. The referee (and
 //! check-bot) drive players only through [`Seat`]; how a request reaches a
-//! player — move files in a mailbox, or (next) GTP or NBoard lines over a
-//! pipe — is the seat's business.
+//! player — move files in a mailbox, the pipe it was offered, GTP or
+//! NBoard lines to an engine, a person at the terminal (`person`) — is the
+//! seat's business.
 //!
 //! Owns: the trait, its mailbox implementation ([`MailboxSeat`]: a player
 //! [`Instance`], whose writes go through its board access), an in-memory

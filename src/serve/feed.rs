@@ -33,7 +33,7 @@ use crate::report::live::{live_dir, LiveLine};
 use crate::report::result_line;
 use crate::results::{parse_summary, read_schedule, refusal_message, GAMES_FILE, SCHEDULE_FILE};
 
-use super::referee::{Referee, RefereeWatch};
+use crate::mailbox::{Referee, RefereeWatch};
 
 /// How many finished games the page lists.
 const RECENT: usize = 12;
@@ -292,8 +292,8 @@ impl Reader {
                 continue;
             }
             let watch = match self.stale {
-                Some(stale) => RefereeWatch::with_stale(&dir, stale),
-                None => RefereeWatch::new(&dir),
+                Some(stale) => RefereeWatch::with_stale(&dir.join(crate::results::LOCK_DIR), stale),
+                None => RefereeWatch::new(&dir.join(crate::results::LOCK_DIR)),
             };
             self.parts.push(Part {
                 dir,

@@ -36,7 +36,6 @@ mod bodies;
 pub mod feed;
 pub mod files;
 mod page;
-pub mod referee;
 
 use std::convert::Infallible;
 use std::io;

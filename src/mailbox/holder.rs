@@ -1,23 +1,24 @@
-//! Whether a results folder's referee still runs, as a reader of the
-//! folder can tell: from the owner record of its results lock
-//! (`<results>/lock/REFEREE/OWNER`, taken by `run` through
+//! Whether a referee still holds a lock, as a reader of the folder can
+//! tell: from the lock's owner record (for a results folder,
+//! `<results>/lock/REFEREE/OWNER`, taken by `run` through
 //! `crate::results::lock`). On this machine, by the holder's process
 //! (`mailbox::holder_alive`: alive, and started before it took the lock);
 //! on another machine, by its heartbeat still changing, timed on this
 //! process's own clock (two machines' clocks are never compared), with the
 //! lock's own staleness period.
 //!
-//! Owns that judgement for the live page, nothing else: only reads the
-//! owner record (never takes, breaks or cleans the lock), and does not
-//! decide what the page shows (`feed`).
+//! Owns that judgement for every reader — the live page (`serve::feed`),
+//! `watch`, a share's state (`shard`) — the one rule beside the lock's own
+//! staleness (`lock::judge`, which decides taking the lock over): only
+//! reads the owner record (never takes, breaks or cleans the lock), and
+//! does not decide what a reader shows.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::mailbox::{holder_alive, hostname, read_owner, DEFAULT_STALE};
-use crate::results::LOCK_DIR;
+use super::{holder_alive, hostname, read_owner, DEFAULT_STALE};
 
 /// What the results lock says about the referee.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -46,15 +47,15 @@ pub struct RefereeWatch {
 }
 
 impl RefereeWatch {
-    /// Watches the lock of results folder `results` with the lock's own
-    /// staleness period.
-    pub fn new(results: &Path) -> RefereeWatch {
-        RefereeWatch::with_stale(results, DEFAULT_STALE)
+    /// Watches the lock in folder `lock` (a results folder's `lock/`)
+    /// with the lock's own staleness period.
+    pub fn new(lock: &Path) -> RefereeWatch {
+        RefereeWatch::with_stale(lock, DEFAULT_STALE)
     }
 
-    pub fn with_stale(results: &Path, stale: Duration) -> RefereeWatch {
+    pub fn with_stale(lock: &Path, stale: Duration) -> RefereeWatch {
         RefereeWatch {
-            lock: results.join(LOCK_DIR),
+            lock: lock.to_path_buf(),
             this_host: hostname(),
             stale,
             last_beat: None,
@@ -97,6 +98,7 @@ impl RefereeWatch {
 mod tests {
     use super::*;
     use crate::mailbox::OwnerRecord;
+    use crate::results::LOCK_DIR;
 
     fn write_owner(results: &Path, host: &str, pid: u32, heartbeat: u64) {
         let dir = results.join(LOCK_DIR).join(crate::mailbox::LOCK_DIR);
@@ -117,7 +119,7 @@ mod tests {
     #[test]
     fn a_holder_on_this_machine_counts_while_its_process_lives() {
         let dir = tempfile::tempdir().unwrap();
-        let mut watch = RefereeWatch::new(dir.path());
+        let mut watch = RefereeWatch::new(&dir.path().join(LOCK_DIR));
         assert_eq!(watch.look(), Referee::Absent);
         write_owner(dir.path(), &hostname(), std::process::id(), 1);
         assert_eq!(watch.look(), Referee::Running);
@@ -133,7 +135,8 @@ mod tests {
     #[test]
     fn a_holder_elsewhere_counts_while_its_heartbeat_changes() {
         let dir = tempfile::tempdir().unwrap();
-        let mut watch = RefereeWatch::with_stale(dir.path(), Duration::from_millis(300));
+        let mut watch =
+            RefereeWatch::with_stale(&dir.path().join(LOCK_DIR), Duration::from_millis(300));
         // Its pid means nothing here: ours, alive, must not make it count.
         write_owner(dir.path(), "another-machine", std::process::id(), 7);
         assert_eq!(watch.look(), Referee::Running, "first seen");
