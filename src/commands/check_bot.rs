@@ -129,6 +129,7 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
         protocol: args.protocol,
         engine: Default::default(),
         pipe: true,
+        workdir: None,
     };
     spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
     let shown = args.command.join(" ");

@@ -181,6 +181,16 @@ impl EngineDriver {
         }
     }
 
+    /// Before a new game: reads the engine's answers still owed for what
+    /// it was sent and nobody awaited (the game ended first, e.g. its
+    /// opponent did not start, and END was answered for it), until
+    /// `deadline`. False if they did not come: the engine is then to be
+    /// started again, not charged with it.
+    pub fn settle(&mut self, deadline: Instant) -> bool {
+        self.awaiting = Awaiting::Nothing;
+        self.engine.settle(deadline)
+    }
+
     /// Says `quit` and closes the engine's input.
     pub fn quit(&mut self) {
         self.engine.quit();

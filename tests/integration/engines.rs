@@ -57,6 +57,14 @@ impl Drop for Running {
 }
 
 fn start(protocol: Protocol, argv: &[&str]) -> Running {
+    let settings = EngineSettings {
+        depth: 2,
+        ..Default::default()
+    };
+    start_with(protocol, argv, settings)
+}
+
+fn start_with(protocol: Protocol, argv: &[&str], settings: EngineSettings) -> Running {
     let mut child = Command::new(argv[0])
         .args(&argv[1..])
         .stdin(Stdio::piped())
@@ -81,7 +89,7 @@ fn start(protocol: Protocol, argv: &[&str]) -> Running {
         let _ = pipe.read_to_string(&mut text);
         s.lock().unwrap().push_str(&text);
     });
-    let engine = Engine::new(protocol, link, EngineSettings { depth: 2 }).unwrap();
+    let engine = Engine::new(protocol, link, settings).unwrap();
     Running {
         child,
         engine,
@@ -272,6 +280,58 @@ fn the_nboard_test_engine_plays_whole_games_and_its_chatter_is_ignored() {
     );
 }
 
+#[test]
+fn an_nboard_version_1_engine_plays_whole_games_told_bare_moves() {
+    let script = fixture("nboard_engine.py");
+    let v1 = EngineSettings {
+        depth: 2,
+        nboard_version: 1,
+    };
+    let mut r = start_with(Protocol::Nboard, &["python3", &script, "v1"], v1);
+    let mut passes = 0;
+    for seed in 0..40 {
+        let color = [Color::Black, Color::White][seed as usize % 2];
+        passes += client_game(&mut r, color, 300 + seed);
+        if passes > 0 && seed >= 3 {
+            break;
+        }
+    }
+    assert!(passes > 0, "no game had a forced pass");
+    let lines = r.lines.lock().unwrap();
+    assert_eq!(lines[0], "→ nboard 1", "{lines:?}");
+    let bare = |l: &&String| {
+        let t = l.trim_start_matches("→ ");
+        l.starts_with("→ ") && (t == "PA" || (t.len() == 2 && parse_move(t, 8).is_ok()))
+    };
+    assert!(lines.iter().filter(bare).count() > 10, "{lines:?}");
+    assert!(lines.iter().any(|l| l == "→ PA"), "a pass, bare too");
+    assert!(!lines.iter().any(|l| l.starts_with("→ move ")), "{lines:?}");
+    // Its answers have Edax's spaces: `=== F5 -1.00 0.0`.
+    assert!(lines.iter().any(|l| l.ends_with(" -1.00 0.0")), "{lines:?}");
+    let stderr = r.stderr.lock().unwrap();
+    assert!(!stderr.contains("illegal move"), "{stderr}");
+    drop((lines, stderr));
+
+    // Spoken to in version 2, it complains and leaves, as Edax would.
+    let v2 = EngineSettings {
+        depth: 2,
+        nboard_version: 2,
+    };
+    let mut r = start_with(Protocol::Nboard, &["python3", &script, "v1"], v2);
+    let start = GameStart {
+        size: 8,
+        color: Color::Black,
+        names: ["a".into(), "b".into()],
+        move_ms: CLOCK,
+    };
+    let _ = r.engine.begin_game(&start);
+    assert!(
+        matches!(r.engine.answer(soon()), Err(EngineError::Closed { .. })),
+        "{:?}",
+        r.lines
+    );
+}
+
 /// The first answer to a move request of an engine in `mode`, as white
 /// after black's f5.
 fn first_answer(
@@ -421,8 +481,12 @@ fn engine_spec(name: &str, protocol: Protocol, argv: &[&str]) -> Arc<PlayerSpec>
         board_as: None,
         sandbox: Default::default(),
         protocol,
-        engine: EngineSettings { depth: 3 },
+        engine: EngineSettings {
+            depth: 3,
+            ..Default::default()
+        },
         pipe: false,
+        workdir: None,
     })
 }
 
@@ -824,8 +888,12 @@ fn alt_game(
             ..Default::default()
         },
         protocol,
-        engine: EngineSettings { depth: 3 },
+        engine: EngineSettings {
+            depth: 3,
+            ..Default::default()
+        },
         pipe: false,
+        workdir: None,
     });
     let mut engine = Instance::new(player, s.path(), 1).unwrap();
     let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
@@ -1156,5 +1224,164 @@ fn hostile_engines_end_as_results_with_their_reasons() {
             }
             None => replays(&r),
         }
+    }
+}
+
+/// Issue 30: gtp-rhino, white against a bot that exits at start (its
+/// answers to the set-up commands stay unread on its pipe), then a game
+/// against built-in greedy, twenty times over: it never forfeits, and its
+/// one process serves every game (the answers it owed were read before
+/// its next game, not taken for that game's).
+#[test]
+fn gtp_rhino_after_an_opponent_that_exits_at_start_never_forfeits() {
+    if !crate::needs::have(&[crate::needs::GTP_RHINO]) {
+        return;
+    }
+    let s = Scratch::new();
+    let rhino = gtp_rhino();
+    let mut gtp = Instance::new(
+        engine_spec(
+            "rhino",
+            Protocol::Gtp,
+            &[rhino.to_str().unwrap(), "-l", "1"],
+        ),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    let quitter = Arc::new(PlayerSpec {
+        protocol: Protocol::Mailbox,
+        pipe: false,
+        ..(*engine_spec(
+            "quitter",
+            Protocol::Mailbox,
+            &["python3", "-c", "import time; time.sleep(0.2)"],
+        ))
+        .clone()
+    });
+    let mut quitter = Instance::new(quitter, s.path(), 1).unwrap();
+    let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
+    let t0 = Instant::now();
+    for g in 0..20 {
+        let gone = play_game(
+            &spec(&format!("q{g}"), "", 1500),
+            &mut quitter,
+            &mut gtp,
+            &Silent,
+        )
+        .unwrap();
+        let f = gone.forfeit.as_ref().expect("the quitter forfeits");
+        assert_eq!(f.color, "black", "{gone:?}");
+        let (b, w) = if g % 2 == 0 {
+            (&mut gtp, &mut greedy)
+        } else {
+            (&mut greedy, &mut gtp)
+        };
+        let r = play_game(&spec(&format!("r{g}"), "", 1500), b, w, &Silent).unwrap();
+        assert_eq!(r.reason, EndReason::Normal, "game {g}: {:?}", r.forfeit);
+        replays(&r);
+    }
+    assert_eq!(gtp.starts(), 1, "drained, not started again");
+    eprintln!("40 games in {:?}", t0.elapsed());
+}
+
+/// The engine of dir_engine.py reads `coefficients/weights.txt` from its
+/// working directory (as NTest and Edax read theirs) and speaks NBoard
+/// version 1; a tournament of it against built-in greedy, with `files` as
+/// the lines of its [[player]] table beyond its command. Returns the
+/// records, the engine's folder and the scratch.
+fn dir_engine_tournament(files: &str, writable: bool) -> (Vec<GameRecord>, PathBuf, Scratch) {
+    let s = Scratch::new();
+    s.write("engine-home/coefficients/weights.txt", "0.5 0.25\n");
+    let home = s.join("engine-home");
+    if writable {
+        use std::os::unix::fs::PermissionsExt;
+        // As root the bot runs as a user of its own: the folder's own
+        // permissions let it write (the referee never changes them).
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let toml = format!(
+        r#"
+[tournament]
+name = "An engine at home"
+format = "round-robin"
+games-per-pairing = 2
+size = 8
+
+[time]
+move-ms = 2000
+startup-ms = 5000
+
+[[player]]
+name = "at-home"
+command = ["python3", "{engine}", "v1"]
+protocol = "nboard"
+nboard-version = 1
+{files}
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#,
+        engine = fixture("dir_engine.py"),
+    );
+    s.write("tournament.toml", &toml);
+    let _ = s
+        .cmd(&["run"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let records = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (records, home, s)
+}
+
+#[test]
+fn an_engine_that_reads_its_data_from_its_dir_plays_there_and_forfeits_without_it() {
+    // In its own folder, which it may write: it plays, and logs there.
+    let (records, home, _s) =
+        dir_engine_tournament("dir = \"engine-home\"\ndir-writable = true", true);
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+        replays(r);
+    }
+    let log = std::fs::read_to_string(home.join("engine.log")).unwrap_or_default();
+    assert!(log.contains("started with weights '0.5 0.25'"), "{log:?}");
+
+    // Readable only (the default): it plays, and writes nothing there
+    // where the sandbox's rules hold (Landlock).
+    let (records, home, _s) = dir_engine_tournament("dir = \"engine-home\"", true);
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+    }
+    if tournament::sandbox::protections().landlock_abi.is_some() {
+        assert!(
+            !home.join("engine.log").exists(),
+            "written without dir-writable"
+        );
+    }
+
+    // Without `dir` it starts in its mailbox, finds no data and leaves:
+    // each of its games is its forfeit.
+    let (records, _home, _s) = dir_engine_tournament("", false);
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        let f = r.forfeit.as_ref().expect("a forfeit");
+        let engine_color = if r.black == "at-home" {
+            "black"
+        } else {
+            "white"
+        };
+        assert_eq!(f.color, engine_color, "{r:?}");
+        assert!(
+            f.stderr_tail
+                .iter()
+                .any(|l| l.contains("unable to find coefficients/weights.txt")),
+            "{f:?}"
+        );
     }
 }
