@@ -849,6 +849,32 @@ fn check_bot_checks_an_engine_by_its_protocol() {
         stdout.contains("FAIL  game 1 as black: no-flips"),
         "{stdout}"
     );
+    // An engine of NBoard version 1 that reads its data from its working
+    // directory: checked with --nboard-version and --dir as it will play.
+    s.write("home/coefficients/weights.txt", "1\n");
+    let home = s.join("home").display().to_string();
+    let engine = fixture("dir_engine.py");
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check-bot", "--protocol", "nboard"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "python3", &engine, "v1"]);
+        let out = s
+            .cmd(&args)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), stdout)
+    };
+    let (code, stdout) = check(&["--nboard-version", "1", "--dir", &home]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(stdout.matches("  ok    game").count(), 2, "{stdout}");
+    let (code, stdout) = check(&["--nboard-version", "1"]);
+    assert_eq!(
+        code,
+        Some(tournament::error::exit::BOT_NONCOMPLIANT),
+        "{stdout}"
+    );
 }
 
 // ---- Engines written independently from the protocol descriptions ----
