@@ -857,7 +857,7 @@ fn check_bot_checks_an_engine_by_its_protocol() {
     let check = |extra: &[&str]| {
         let mut args = vec!["check-bot", "--protocol", "nboard"];
         args.extend_from_slice(extra);
-        args.extend_from_slice(&["--", "python3", &engine, "v1"]);
+        args.extend_from_slice(&["--", "python3", &engine, "nboard_engine.py", "v1"]);
         let out = s
             .cmd(&args)
             .timeout(Duration::from_secs(120))
@@ -1311,16 +1311,17 @@ fn gtp_rhino_after_an_opponent_that_exits_at_start_never_forfeits() {
     eprintln!("40 games in {:?}", t0.elapsed());
 }
 
-/// The engine of dir_engine.py reads `coefficients/weights.txt` from its
-/// working directory (as NTest and Edax read theirs) and speaks NBoard
-/// version 1; a tournament of it against built-in greedy, with `files` as
-/// the lines of its [[player]] table beyond its command. Returns the
-/// records, the engine's folder and the scratch.
-fn dir_engine_tournament(files: &str, writable: bool) -> (Vec<GameRecord>, PathBuf, Scratch) {
+/// A tournament of `players` (the [[player]] tables of players wrapped by
+/// dir_engine.py, which reads `coefficients/weights.txt` from its working
+/// directory as NTest and Edax read theirs) and built-in greedy, in a
+/// scratch folder holding `engine-home` with those weights (open to every
+/// user's writes by its permissions when `open`). Returns the records, the
+/// engine's folder and the scratch.
+fn dir_tournament(players: &str, open: bool) -> (Vec<GameRecord>, PathBuf, Scratch) {
     let s = Scratch::new();
     s.write("engine-home/coefficients/weights.txt", "0.5 0.25\n");
     let home = s.join("engine-home");
-    if writable {
+    if open {
         use std::os::unix::fs::PermissionsExt;
         // As root the bot runs as a user of its own: the folder's own
         // permissions let it write (the referee never changes them).
@@ -1329,7 +1330,7 @@ fn dir_engine_tournament(files: &str, writable: bool) -> (Vec<GameRecord>, PathB
     let toml = format!(
         r#"
 [tournament]
-name = "An engine at home"
+name = "At home"
 format = "round-robin"
 games-per-pairing = 2
 size = 8
@@ -1338,18 +1339,12 @@ size = 8
 move-ms = 2000
 startup-ms = 5000
 
-[[player]]
-name = "at-home"
-command = ["python3", "{engine}", "v1"]
-protocol = "nboard"
-nboard-version = 1
-{files}
+{players}
 
 [[player]]
 name = "greedy"
 builtin = "greedy"
-"#,
-        engine = fixture("dir_engine.py"),
+"#
     );
     s.write("tournament.toml", &toml);
     let _ = s
@@ -1365,35 +1360,46 @@ builtin = "greedy"
     (records, home, s)
 }
 
+/// The NBoard version-1 engine of dir_engine.py, with `more` lines.
+fn at_home(more: &str) -> String {
+    format!(
+        "[[player]]\nname = \"at-home\"\ncommand = [\"python3\", \"{}\", \"nboard_engine.py\", \"v1\"]\nprotocol = \"nboard\"\nnboard-version = 1\n{more}\n",
+        fixture("dir_engine.py")
+    )
+}
+
 #[test]
 fn an_engine_that_reads_its_data_from_its_dir_plays_there_and_forfeits_without_it() {
     // In its own folder, which it may write: it plays, and logs there.
-    let (records, home, _s) =
-        dir_engine_tournament("dir = \"engine-home\"\ndir-writable = true", true);
+    let writable = at_home("dir = \"engine-home\"\ndir-writable = true");
+    let (records, home, _s) = dir_tournament(&writable, true);
     assert_eq!(records.len(), 2);
     for r in &records {
         assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
         replays(r);
     }
-    let log = std::fs::read_to_string(home.join("engine.log")).unwrap_or_default();
-    assert!(log.contains("started with weights '0.5 0.25'"), "{log:?}");
+    let log = std::fs::read_to_string(home.join("nboard_engine.py.log")).unwrap_or_default();
+    assert!(
+        log.contains("nboard_engine.py started with weights '0.5 0.25'"),
+        "{log:?}"
+    );
 
     // Readable only (the default): it plays, and writes nothing there
     // where the sandbox's rules hold (Landlock).
-    let (records, home, _s) = dir_engine_tournament("dir = \"engine-home\"", true);
+    let (records, home, _s) = dir_tournament(&at_home("dir = \"engine-home\""), true);
     for r in &records {
         assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
     }
     if tournament::sandbox::protections().landlock_abi.is_some() {
         assert!(
-            !home.join("engine.log").exists(),
+            !home.join("nboard_engine.py.log").exists(),
             "written without dir-writable"
         );
     }
 
     // Without `dir` it starts in its mailbox, finds no data and leaves:
     // each of its games is its forfeit.
-    let (records, _home, _s) = dir_engine_tournament("", false);
+    let (records, _home, _s) = dir_tournament(&at_home(""), false);
     assert_eq!(records.len(), 2);
     for r in &records {
         let f = r.forfeit.as_ref().expect("a forfeit");
@@ -1408,6 +1414,44 @@ fn an_engine_that_reads_its_data_from_its_dir_plays_there_and_forfeits_without_i
                 .iter()
                 .any(|l| l.contains("unable to find coefficients/weights.txt")),
             "{f:?}"
+        );
+    }
+}
+
+/// `dir` is where every kind of player starts: a GTP engine and a mailbox
+/// bot (which finds its mailbox in TOURNAMENT_MAILBOX) read their data
+/// there too, and play.
+#[test]
+fn a_gtp_engine_and_a_mailbox_bot_start_in_their_dir_too() {
+    let wrapper = fixture("dir_engine.py");
+    let weighted = project_root().join("bots/python/weighted.py");
+    let players = format!(
+        r#"
+[[player]]
+name = "gtp-at-home"
+command = ["python3", "{wrapper}", "gtp_engine.py"]
+protocol = "gtp"
+dir = "engine-home"
+dir-writable = true
+
+[[player]]
+name = "bot-at-home"
+command = ["python3", "{wrapper}", "{weighted}"]
+dir = "engine-home"
+dir-writable = true
+"#,
+        weighted = weighted.display()
+    );
+    let (records, home, _s) = dir_tournament(&players, true);
+    assert_eq!(records.len(), 6, "3 pairings × 2 games");
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+    }
+    for target in ["gtp_engine.py", "weighted.py"] {
+        let log = std::fs::read_to_string(home.join(format!("{target}.log"))).unwrap_or_default();
+        assert!(
+            log.contains(&format!("{target} started")),
+            "{target}: {log:?}"
         );
     }
 }
