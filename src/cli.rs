@@ -75,6 +75,17 @@ pub struct CheckBotArgs {
     /// stdin/stdout, checked by two games against the built-in weighted).
     #[arg(long, default_value = "mailbox")]
     pub protocol: crate::engine::Protocol,
+    /// NBoard's version for `--protocol nboard`: 2, or 1 (Edax: `nboard
+    /// 1`, bare moves), as `nboard-version` in tournament.toml.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub nboard_version: Option<u8>,
+    /// The folder the bot starts in (its player's `dir`): an engine that
+    /// reads its data relative to its working directory finds it there.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Let the bot write in `--dir` (its player's `dir-writable = true`).
+    #[arg(long, requires = "dir")]
+    pub dir_writable: bool,
     /// The tournament whose board the bot is checked on (default:
     /// ./tournament.toml if it exists), so that it sees what it will see
     /// there.

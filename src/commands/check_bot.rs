@@ -13,7 +13,9 @@ use crate::checkbot::{check_bot, Options, RepeatedHints};
 use crate::cli::CheckBotArgs;
 use crate::error::{exit, HarnessError};
 use crate::mailbox::{BoardLock, LockOptions, WriteAccess};
-use crate::player::{become_subreaper, Instance, Launch, PlayerSpec, Restart, Transport, BUILTINS};
+use crate::player::{
+    become_subreaper, Instance, Launch, PlayerSpec, Restart, Transport, WorkDir, BUILTINS,
+};
 
 /// Where check-bot lays out its board, so that the bot sees what it would
 /// see in the tournament: the tournament's own board (the configuration's
@@ -113,6 +115,36 @@ fn player_name(argv: &[String]) -> String {
     super::players::name_for(argv)
 }
 
+/// `--nboard-version`, for NBoard only.
+fn engine_settings(args: &CheckBotArgs) -> anyhow::Result<crate::engine::EngineSettings> {
+    let mut settings = crate::engine::EngineSettings::default();
+    if let Some(v) = args.nboard_version {
+        if args.protocol != crate::engine::Protocol::Nboard {
+            return Err(HarnessError::Config(
+                "--nboard-version is only used with --protocol nboard".into(),
+            )
+            .into());
+        }
+        settings.nboard_version = v;
+    }
+    Ok(settings)
+}
+
+/// `--dir` (and `--dir-writable`): a folder that exists.
+fn workdir(args: &CheckBotArgs) -> anyhow::Result<Option<WorkDir>> {
+    let Some(dir) = &args.dir else {
+        return Ok(None);
+    };
+    let path = std::fs::canonicalize(dir)
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| HarnessError::Config(format!("--dir {}: no such folder", dir.display())))?;
+    Ok(Some(WorkDir {
+        path,
+        writable: args.dir_writable,
+    }))
+}
+
 pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
     let config = super::players::optional_config(args.config.as_deref())?;
     let mut spec = PlayerSpec {
@@ -127,8 +159,9 @@ pub fn run(args: &CheckBotArgs) -> anyhow::Result<i32> {
             ..Default::default()
         },
         protocol: args.protocol,
-        engine: Default::default(),
+        engine: engine_settings(args)?,
         pipe: true,
+        workdir: workdir(args)?,
     };
     spec.resolve().map_err(HarnessError::PlayerUnavailable)?;
     let shown = args.command.join(" ");

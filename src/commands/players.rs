@@ -88,6 +88,7 @@ pub fn resolve(text: &str, config: Option<&Config>, seed: u64) -> anyhow::Result
         protocol: Default::default(),
         engine: Default::default(),
         pipe: true,
+        workdir: None,
     };
     if let Err(msg) = spec.resolve() {
         let known = config

@@ -1,16 +1,16 @@
 //! The `[[player]]` tables: names (unique, also regardless of case), how
 //! each is started (`command`, `builtin` or `wait`), its sandbox limits, its
-//! protocol (`mailbox`, `gtp`, `nboard`) and engine settings; at least two
-//! players.
+//! protocol (`mailbox`, `gtp`, `nboard`) and engine settings, its working
+//! folder (`dir`); at least two players.
 //!
 //! Owns those checks and their words; must not start or look for a
 //! player's program (the preflight does).
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::{EngineSettings, Protocol};
+use crate::engine::{EngineSettings, Protocol, NBOARD_VERSIONS};
 use crate::mailbox::validate_name;
-use crate::player::{absolute_anywhere, Launch, PlayerSpec, BUILTINS};
+use crate::player::{absolute_anywhere, Launch, PlayerSpec, WorkDir, BUILTINS};
 
 use super::error::{line_col, Source};
 use super::raw::RawPlayer;
@@ -120,6 +120,7 @@ pub(super) fn players(
         if let Some(read) = &p.read {
             sandbox.read = read_setting(src, read, i, &name, dir, run)?;
         }
+        let workdir = workdir_setting(src, p, i, &name, &launch, dir, run)?;
         // A bot started by hand sees the board on its own machine: an
         // absolute path there (even a Windows one) is kept as written.
         let board_as = p.board_as.as_ref().map(|b| {
@@ -140,6 +141,7 @@ pub(super) fn players(
             protocol,
             engine,
             pipe,
+            workdir,
         });
     }
     if players.len() < 2 {
@@ -193,6 +195,56 @@ fn read_setting(
         out.push(path);
     }
     Ok(out)
+}
+
+/// A player's `dir` and `dir-writable`: a folder (relative to the
+/// configuration's folder) that exists and holds none of the run's own
+/// (`run`), for a player whose process the referee starts.
+fn workdir_setting(
+    src: &Source<'_>,
+    p: &RawPlayer,
+    i: usize,
+    name: &str,
+    launch: &Launch,
+    dir: &Path,
+    run: &[&Path],
+) -> Result<Option<WorkDir>, ConfigError> {
+    let key = |k: &str| format!("player[{}].{k}", i + 1);
+    let Some(d) = &p.dir else {
+        if let Some(w) = &p.dir_writable {
+            return Err(src.error_at(
+                w.span(),
+                Some(&key("dir-writable")),
+                format!("player `{name}`: `dir-writable` needs `dir = \"…\"` (the folder it makes writable)"),
+            ));
+        }
+        return Ok(None);
+    };
+    let fail =
+        |m: String| Err(src.error_at(d.span(), Some(&key("dir")), format!("player `{name}`: {m}")));
+    if !matches!(launch, Launch::Command(_)) {
+        return fail(
+            "`dir` is where the referee starts the player's `command`; a built-in or a bot started by hand has none (remove the line)".into(),
+        );
+    }
+    let path = dir.join(d.get_ref());
+    let real = match std::fs::canonicalize(&path) {
+        Ok(r) if r.is_dir() => r,
+        Ok(_) => return fail(format!("dir {} is not a folder", path.display())),
+        Err(e) => return fail(format!("dir {} does not exist ({e}); `dir` is the folder its process starts in, relative to the configuration's folder", path.display())),
+    };
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if let Some(own) = run.iter().find(|own| canon(own).starts_with(&real)) {
+        return fail(format!(
+            "dir {} holds {}, one of the run's own files (bots may not read the board, the results or the configuration): give the engine a folder of its own",
+            path.display(),
+            own.display()
+        ));
+    }
+    Ok(Some(WorkDir {
+        path: real,
+        writable: p.dir_writable.as_ref().is_some_and(|w| *w.get_ref()),
+    }))
 }
 
 /// A player's `pipe`: on unless it says otherwise, and said `true` only
@@ -289,5 +341,95 @@ fn engine_settings(
         }
         engine.depth = *d.get_ref();
     }
+    if let Some(v) = &p.nboard_version {
+        let wrong = if protocol != Protocol::Nboard {
+            Some("`nboard-version` is only used with protocol = \"nboard\"".to_string())
+        } else if !NBOARD_VERSIONS.contains(v.get_ref()) {
+            Some(format!(
+                "`nboard-version` must be 1 (Edax: `nboard 1`, bare moves) or 2 (the default), not {}",
+                v.get_ref()
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = wrong {
+            return Err(src.error_at(
+                v.span(),
+                Some(&key("nboard-version")),
+                format!("player `{name}`: {why}"),
+            ));
+        }
+        engine.nboard_version = *v.get_ref();
+    }
     Ok((protocol, engine))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{parse, ConfigError};
+    use std::path::Path;
+
+    const TWO: &str = "[tournament]\nname = \"t\"\n\n[[player]]\nname = \"a\"\nbuiltin = \"random\"\n\n[[player]]\nname = \"nb\"\ncommand = [\"edax\", \"-nboard\"]\nprotocol = \"nboard\"\n";
+
+    fn err(config: &Path, text: &str) -> ConfigError {
+        parse(config, text).unwrap_err()
+    }
+
+    #[test]
+    fn a_players_dir_is_found_beside_the_file_or_named_with_line_and_field() {
+        let folder = tempfile::tempdir().unwrap();
+        let config = folder.path().join("t.toml");
+        std::fs::create_dir(folder.path().join("edax")).unwrap();
+        let c = parse(&config, &format!("{TWO}dir = \"edax\"\n")).unwrap();
+        let dir = c.players[1].workdir.clone().unwrap();
+        assert_eq!(
+            dir.path,
+            std::fs::canonicalize(folder.path().join("edax")).unwrap()
+        );
+        assert!(!dir.writable, "readable only, unless it says so");
+        let c = parse(
+            &config,
+            &format!("{TWO}dir = \"edax\"\ndir-writable = true\n"),
+        )
+        .unwrap();
+        assert!(c.players[1].workdir.as_ref().unwrap().writable);
+        assert_eq!(c.players[0].workdir, None);
+
+        let e = err(&config, &format!("{TWO}dir = \"ntest\"\n"));
+        assert_eq!((e.line, e.key.as_str()), (12, "player[2].dir"), "{e}");
+        assert!(
+            e.message.contains("ntest") && e.message.contains("does not exist"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("t.toml:12:"), "{e}");
+        let e = err(&config, &format!("{TWO}dir-writable = true\n"));
+        assert_eq!(e.key, "player[2].dir-writable", "{e}");
+        // The folder of the configuration holds the run's own files.
+        let e = err(&config, &format!("{TWO}dir = \".\"\n"));
+        assert!(e.message.contains("the run's own"), "{e}");
+        let builtin = TWO.replace(
+            "builtin = \"random\"",
+            "builtin = \"random\"\ndir = \"edax\"",
+        );
+        let e = err(&config, &builtin);
+        assert_eq!(e.key, "player[1].dir", "{e}");
+    }
+
+    #[test]
+    fn nboard_version_is_1_or_2_and_for_nboard_only() {
+        let config = Path::new("t.toml");
+        let c = parse(config, TWO).unwrap();
+        assert_eq!(c.players[1].engine.nboard_version, 2);
+        let c = parse(config, &format!("{TWO}nboard-version = 1\n")).unwrap();
+        assert_eq!(c.players[1].engine.nboard_version, 1);
+        let e = err(config, &format!("{TWO}nboard-version = 3\n"));
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (12, "player[2].nboard-version"),
+            "{e}"
+        );
+        let gtp = TWO.replace("\"nboard\"", "\"gtp\"");
+        let e = err(config, &format!("{gtp}nboard-version = 1\n"));
+        assert!(e.message.contains("only used with protocol"), "{e}");
+    }
 }

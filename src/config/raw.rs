@@ -150,7 +150,10 @@ pub(super) struct RawPlayer {
     pub(super) read: Option<Spanned<Vec<String>>>,
     pub(super) protocol: Option<Spanned<String>>,
     pub(super) depth: Option<Spanned<u32>>,
+    pub(super) nboard_version: Option<Spanned<u8>>,
     pub(super) pipe: Option<Spanned<bool>>,
+    pub(super) dir: Option<Spanned<String>>,
+    pub(super) dir_writable: Option<Spanned<bool>>,
 }
 
 /// `text` as the tables of a tournament file; a syntax or type error

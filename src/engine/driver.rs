@@ -8,12 +8,16 @@
 //! END (BYE) for it. Must not judge a move (the referee does), keep a
 //! clock (the referee's deadlines do), or start or stop the process.
 //!
-//! The requests are read from their text here until the referee hands
-//! typed requests to its seats; then this reads those instead.
+//! The requests come as their text (the referee's seats carry text) and
+//! are read with the protocol's one decoder (`protocol::Request`): a
+//! request that does not decode is the referee's bug, said, never filled
+//! in with a default. Typed requests from the referee would remove that
+//! step (issue 27).
 
 use std::time::Instant;
 
-use crate::game::{parse_board_string, parse_move, Color, Move, Position};
+use crate::game::{parse_move, Color, Move, Position};
+use crate::protocol::{Request, Verb};
 
 use super::history::plies_between;
 use super::{Answer, Engine, EngineError, GameStart, Ply};
@@ -35,8 +39,6 @@ enum Awaiting {
 pub struct EngineDriver {
     engine: Engine,
     name: String,
-    size: u8,
-    color: Color,
     /// The position after the last ply the driver knows.
     known: Option<Position>,
     /// Every ply of the current game so far.
@@ -52,8 +54,6 @@ impl EngineDriver {
         EngineDriver {
             engine,
             name: name.to_string(),
-            size: 8,
-            color: Color::Black,
             known: None,
             history: Vec::new(),
             turn: None,
@@ -71,58 +71,51 @@ impl EngineDriver {
     }
 
     fn translate(&mut self, request: &str) -> Result<Awaiting, EngineError> {
-        let words: Vec<&str> = request.split_whitespace().collect();
-        match words.first().copied() {
-            Some("NEW") => {
-                let field = |i: usize| words.get(i).copied().unwrap_or("");
-                self.color = if field(2) == "white" {
-                    Color::White
-                } else {
-                    Color::Black
-                };
-                self.size = field(4).parse().unwrap_or(8);
+        // The project's one decoder of requests: a field missing or wrong
+        // is the referee's bug, said as such, never a default.
+        let decoded = Request::decode(request).map_err(|e| EngineError::Garbage {
+            command: format!("(the referee's {})", Verb::of(request)),
+            line: request.to_string(),
+            why: format!("cannot read it (a referee bug): {e}"),
+        })?;
+        match decoded {
+            Request::New {
+                color,
+                opponent,
+                size,
+                move_ms,
+                ..
+            } => {
                 let me = self.name.clone();
-                let other = field(3).to_string();
-                let names = match self.color {
-                    Color::Black => [me, other],
-                    Color::White => [other, me],
+                let names = match color {
+                    Color::Black => [me, opponent],
+                    Color::White => [opponent, me],
                 };
                 self.known = None;
                 self.history.clear();
                 self.turn = None;
                 self.engine.begin_game(&GameStart {
-                    size: self.size,
-                    color: self.color,
+                    size,
+                    color,
                     names,
-                    move_ms: field(5).parse().unwrap_or(5000),
+                    move_ms,
                 })?;
                 Ok(Awaiting::Engine)
             }
-            Some("TURN") if words.len() >= 5 => {
-                let color = if words[1] == "white" {
-                    Color::White
-                } else {
-                    Color::Black
-                };
-                let pos = parse_board_string(words[2], color).map_err(|e| misread(request, e))?;
-                let last = match words[3] {
-                    "none" => None,
-                    m => Some(parse_move(m, pos.size()).map_err(|e| misread(request, e))?),
-                };
-                let ms: u64 = words[4].parse().unwrap_or(5000);
+            Request::Turn { pos, last, ms } => {
                 self.follow(pos, last, request)?;
                 self.turn = Some(pos);
-                self.engine.ask_move(&self.history, color, ms)?;
+                self.engine.ask_move(&self.history, pos.to_move(), ms)?;
                 Ok(Awaiting::Engine)
             }
-            Some("ILLEGAL") => {
+            Request::Illegal { .. } => {
                 // Its board may hold the refused move (GTP's genmove plays
                 // it): set again before the next move.
                 self.engine.forget_board();
                 Ok(Awaiting::Given("OK"))
             }
-            Some("END") => Ok(Awaiting::Given("BYE")),
-            _ => Ok(Awaiting::Given("OK")),
+            Request::End { .. } => Ok(Awaiting::Given("BYE")),
+            Request::Other(_) => Ok(Awaiting::Given("OK")),
         }
     }
 
@@ -181,16 +174,54 @@ impl EngineDriver {
         }
     }
 
+    /// Before a new game: reads the engine's answers still owed for what
+    /// it was sent and nobody awaited (the game ended first, e.g. its
+    /// opponent did not start, and END was answered for it), until
+    /// `deadline`. False if they did not come: the engine is then to be
+    /// started again, not charged with it.
+    pub fn settle(&mut self, deadline: Instant) -> bool {
+        self.awaiting = Awaiting::Nothing;
+        self.engine.settle(deadline)
+    }
+
     /// Says `quit` and closes the engine's input.
     pub fn quit(&mut self) {
         self.engine.quit();
     }
 }
 
-fn misread(request: &str, e: impl std::fmt::Display) -> EngineError {
-    EngineError::Garbage {
-        command: "(the referee's TURN)".into(),
-        line: request.to_string(),
-        why: format!("cannot read it: {e}"),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{EngineSettings, LineLink, Protocol};
+
+    fn driver() -> EngineDriver {
+        let link = LineLink::new(
+            std::io::sink(),
+            std::io::empty(),
+            std::sync::Arc::new(|_, _| {}),
+        )
+        .unwrap();
+        let engine = Engine::new(Protocol::Gtp, link, EngineSettings::default()).unwrap();
+        EngineDriver::new(engine, "e")
+    }
+
+    #[test]
+    fn a_request_that_does_not_decode_is_a_referee_bug_not_a_default() {
+        let mut d = driver();
+        let soon = Instant::now() + std::time::Duration::from_secs(1);
+        // NEW without its size and move time: once read as 8×8, 5 s.
+        d.send("NEW g1 white bob");
+        let e = d.wait(soon).unwrap_err();
+        assert!(
+            matches!(&e, EngineError::Garbage { command, why, .. }
+                if command == "(the referee's NEW)" && why.contains("referee bug")),
+            "{e:?}"
+        );
+        // A colour that is not one: once read as black.
+        d.send("NEW g1 green bob 8 5000");
+        assert!(matches!(d.wait(soon), Err(EngineError::Garbage { .. })));
+        d.send("END draw 32 32 normal");
+        assert_eq!(d.wait(soon), Ok("BYE".to_string()));
     }
 }

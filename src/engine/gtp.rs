@@ -209,6 +209,31 @@ impl GtpClient {
         })
     }
 
+    /// Reads the answers owed for commands sent and never awaited (a game
+    /// that ended before its answers were read), keeping only what the
+    /// conversation needs (the listed commands); false if they did not
+    /// all come by `deadline`.
+    pub fn settle(&mut self, deadline: Instant) -> bool {
+        while let Some(p) = self.pending.front().cloned() {
+            let Ok(reply) = self.read_reply(&p, deadline) else {
+                self.pending.clear();
+                self.told = None;
+                return false;
+            };
+            self.pending.pop_front();
+            tracing::debug!(
+                "engine's owed answer to `{}` read: {}",
+                p.command,
+                reply.head
+            );
+            if p.want == Want::Commands && self.judge(&p, reply).is_err() {
+                return false;
+            }
+        }
+        self.told = None;
+        true
+    }
+
     /// What an answer means for the conversation; `Some` for the answers
     /// the referee sees.
     fn judge(&mut self, p: &Pending, reply: Reply) -> Result<Option<Answer>, EngineError> {
@@ -357,6 +382,10 @@ impl GtpClient {
     /// last answer, the rest of an answer of several lines, an answer sent
     /// unasked): dropped, and logged if they say something.
     fn skip_leftovers(&mut self) {
+        if !self.pending.is_empty() {
+            // Answers still owed, not leftovers: read in order (`settle`).
+            return;
+        }
         let held = self.held.take();
         for line in held.into_iter().chain(self.link.drain()) {
             if is_blank(&line) {
@@ -482,6 +511,32 @@ mod tests {
         c.ask_move(&[f5, d6, c3], Color::White, 5000).unwrap();
         engine.write_all(b"=\n\n= PASS\n\n").unwrap();
         assert_eq!(c.answer(soon()), Ok(Answer::Move("PASS".into())));
+    }
+
+    #[test]
+    fn answers_owed_from_a_game_that_ended_early_are_settled_not_taken_for_the_next() {
+        let (mut c, mut engine) = client();
+        let start = GameStart {
+            size: 8,
+            color: Color::White,
+            names: ["a".into(), "b".into()],
+            move_ms: 5000,
+        };
+        // A game whose set-up answers nobody read (its opponent left).
+        c.begin_game(&start).unwrap();
+        engine
+            .write_all(b"= 2\n\n= rhino\n\n= 1\n\n= boardsize\ngenmove\n\n=\n\n=\n\n")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(c.settle(soon()));
+        assert!(c.knows("genmove"), "what it listed is kept");
+        // The next game's answers are its own.
+        c.begin_game(&start).unwrap();
+        engine.write_all(b"=\n\n=\n\n").unwrap();
+        assert_eq!(c.answer(soon()), Ok(Answer::Ready));
+        // Owed answers that never come: not settled (it is started again).
+        c.begin_game(&start).unwrap();
+        assert!(!c.settle(Instant::now() + Duration::from_millis(50)));
     }
 
     #[test]

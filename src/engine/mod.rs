@@ -1,4 +1,4 @@
-//! Othello engines that speak GTP (version 2) or NBoard (version 2) over
+//! Othello engines that speak GTP (version 2) or NBoard (version 2 or 1) over
 //! stdin/stdout, driven as players: a new game, the moves since the engine
 //! last heard (opening, opponent's moves, passes), its move, the clock.
 //!
@@ -32,7 +32,7 @@ pub enum Protocol {
     Mailbox,
     /// The Go Text Protocol, version 2, over stdin/stdout.
     Gtp,
-    /// The NBoard protocol, version 2, over stdin/stdout (8×8 only).
+    /// The NBoard protocol, version 2 or 1, over stdin/stdout (8×8 only).
     Nboard,
 }
 
@@ -160,17 +160,25 @@ impl EngineError {
     }
 }
 
+/// The NBoard versions the referee speaks: 2 (NBoard, NTest) and 1
+/// (Edax, which expects `nboard 1`, and engines that take bare moves).
+pub const NBOARD_VERSIONS: [u8; 2] = [1, 2];
+
 /// The settings a player gives its engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EngineSettings {
     /// NBoard's `set depth`.
     pub depth: u32,
+    /// NBoard's protocol version (`nboard-version`): 2, or 1 for `nboard 1`
+    /// and moves sent bare (`F5`, not `move F5`).
+    pub nboard_version: u8,
 }
 
 impl Default for EngineSettings {
     fn default() -> Self {
         EngineSettings {
             depth: DEFAULT_DEPTH,
+            nboard_version: 2,
         }
     }
 }
@@ -188,10 +196,7 @@ impl Engine {
         match protocol {
             Protocol::Mailbox => None,
             Protocol::Gtp => Some(Engine::Gtp(gtp::GtpClient::new(link))),
-            Protocol::Nboard => Some(Engine::Nboard(nboard::NboardClient::new(
-                link,
-                settings.depth,
-            ))),
+            Protocol::Nboard => Some(Engine::Nboard(nboard::NboardClient::new(link, settings))),
         }
     }
 
@@ -236,6 +241,19 @@ impl Engine {
             Engine::Gtp(c) => c.forget_board(),
             Engine::Nboard(c) => c.forget_board(),
         }
+    }
+
+    /// Reads the answers still owed for what was sent and never awaited
+    /// (a game that ended before this engine's answer was read), until
+    /// `deadline`; false if they did not all come (the engine's state is
+    /// then unknown). Nothing of it is the engine's fault.
+    pub fn settle(&mut self, deadline: Instant) -> bool {
+        let settled = match self {
+            Engine::Gtp(c) => c.settle(deadline),
+            Engine::Nboard(c) => c.settle(deadline),
+        };
+        self.forget_board();
+        settled
     }
 
     /// Says goodbye (`quit`) and closes its input; waits for nothing.

@@ -1,13 +1,15 @@
-//! The NBoard protocol, version 2 (NBoard, Edax `-nboard`, NTest), 8×8
-//! only: the referee's side of the conversation.
+//! The NBoard protocol, version 2 (NBoard, NTest) or 1 (Edax `-nboard`,
+//! older engines), 8×8 only: the referee's side of the conversation.
 //!
-//! What is sent: once `nboard 2` and `set depth D`; each game `ping N`
-//! (ready at `pong N`); each move, the first time `set game <GGF>` (the
-//! players, `TI` with the clock, the start position and every ply so far),
-//! then `move <sq>` for each ply since (squares upper case, a pass `PA`),
-//! `ping N` and `go`. The engine answers `go` with `=== <sq>[/eval/time]`
-//! (`PA`/`PS`/`pass` for a pass) and does not apply its move until it is
-//! sent `move`. Everything before the awaited `pong N` or `=== ` (`status`,
+//! What is sent: once `nboard V` (the player's `nboard-version`, 2 unless
+//! it says 1) and `set depth D`; each game `ping N` (ready at `pong N`);
+//! each move, the first time `set game <GGF>` (the players, `TI` with the
+//! clock, the start position and every ply so far), then for each ply
+//! since `move <sq>` (version 2) or the bare square `<sq>` (version 1),
+//! squares upper case, a pass `PA`; then `ping N` and `go`. The engine
+//! answers `go` with `=== <sq>[/eval/time]` or, as Edax does, `=== <sq>
+//! <eval> <time>` (`PA`/`PS`/`pass` for a pass), either way in either
+//! version, and does not apply its move until it is sent it. Everything before the awaited `pong N` or `=== ` (`status`,
 //! `set myname`, `nodestats`, search lines, blank lines, stale answers,
 //! chatter that is not UTF-8) is ignored and logged; so is anything after
 //! the deadline (an engine that writes without end is out of time).
@@ -22,7 +24,7 @@ use crate::game::Color;
 use crate::report::ggf;
 
 use super::link::{Line, LineLink, LinkError};
-use super::{news, vertex, Answer, EngineError, GameStart, Ply};
+use super::{news, vertex, Answer, EngineError, EngineSettings, GameStart, Ply};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Want {
@@ -43,6 +45,8 @@ struct Pending {
 pub struct NboardClient {
     link: LineLink,
     depth: u32,
+    /// 2, or 1: `nboard 1` and bare moves.
+    version: u8,
     hello_sent: bool,
     next_ping: u64,
     /// The plies its board has (`None`: it needs `set game`).
@@ -52,10 +56,11 @@ pub struct NboardClient {
 }
 
 impl NboardClient {
-    pub fn new(link: LineLink, depth: u32) -> NboardClient {
+    pub fn new(link: LineLink, settings: EngineSettings) -> NboardClient {
         NboardClient {
             link,
-            depth,
+            depth: settings.depth,
+            version: settings.nboard_version,
             hello_sent: false,
             next_ping: 1,
             told: None,
@@ -97,7 +102,7 @@ impl NboardClient {
         }
         if !self.hello_sent {
             self.hello_sent = true;
-            self.send("nboard 2")?;
+            self.send(&format!("nboard {}", self.version))?;
             self.send(&format!("set depth {}", self.depth))?;
         }
         self.told = None;
@@ -115,7 +120,12 @@ impl NboardClient {
         match news(self.told.as_deref(), history) {
             Some(new) => {
                 for ply in new {
-                    self.send(&format!("move {}", vertex(ply.mv, "PA")))?;
+                    let square = vertex(ply.mv, "PA");
+                    if self.version == 1 {
+                        self.send(&square)?;
+                    } else {
+                        self.send(&format!("move {square}"))?;
+                    }
                 }
             }
             None => {
@@ -167,6 +177,20 @@ impl NboardClient {
             line: String::new(),
             why: "nothing was asked".into(),
         })
+    }
+
+    /// Reads the answers owed for what was sent and never awaited (a game
+    /// that ended before they were read); false if they did not all come
+    /// by `deadline`.
+    pub fn settle(&mut self, deadline: Instant) -> bool {
+        while let Some(p) = self.pending.front().cloned() {
+            if self.await_line(&p, deadline).is_err() {
+                self.pending.clear();
+                return false;
+            }
+            self.pending.pop_front();
+        }
+        true
     }
 
     fn await_line(
@@ -284,7 +308,11 @@ mod tests {
         use std::io::Write;
         let (ours, mut engine) = std::os::unix::net::UnixStream::pair().unwrap();
         let link = LineLink::new(std::io::sink(), ours, std::sync::Arc::new(|_, _| {})).unwrap();
-        let mut c = NboardClient::new(link, 4);
+        let settings = EngineSettings {
+            depth: 4,
+            nboard_version: 2,
+        };
+        let mut c = NboardClient::new(link, settings);
         let start = GameStart {
             size: 8,
             color: Color::Black,

@@ -25,7 +25,7 @@ pub use output::{BotOutput, MAX_LINES_PER_GAME, TAIL_LINES};
 pub use process::{become_subreaper, ExitInfo, ProcessTree};
 pub use spec::{
     absolute_anywhere, fit_process_limits, install_hint, mailbox_as_seen, Launch, PlayerSpec,
-    Restart, BUILTINS,
+    Restart, WorkDir, BUILTINS,
 };
 
 use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
@@ -249,6 +249,10 @@ impl OfferedPipe {
 /// before the next message, while the pipe's offer is open.
 const SETTLE_WAIT: Duration = Duration::from_secs(2);
 
+/// How long an engine's answers owed from its last game are awaited
+/// before its next game, before it is started again instead.
+const ENGINE_SETTLE: Duration = Duration::from_secs(2);
+
 /// How often a wait on the pipe looks whether the bot's process ended (its
 /// pipe closes when it does, unless a process it left holds it).
 const PIPE_TICK: Duration = Duration::from_millis(100);
@@ -395,13 +399,35 @@ impl Instance {
         }
         if let Some(p) = &self.process {
             if !p.has_exited() {
-                return Ok(false);
+                if self.settle_engine() {
+                    return Ok(false);
+                }
+                tracing::info!(bot = %self.id, "its answers owed from its last game did not come; starting it again");
+            } else {
+                tracing::debug!(bot = %self.id, "process had exited; starting a new one");
             }
-            tracing::debug!(bot = %self.id, "process had exited; starting a new one");
             self.stop(Duration::ZERO);
         }
         self.start_patiently()?;
         Ok(true)
+    }
+
+    /// An engine's answers owed from a game that ended before they were
+    /// read (its opponent did not start: its set-up commands' answers are
+    /// still on its pipe) are read now, for up to [`ENGINE_SETTLE`], so
+    /// none is taken for an answer of the next game. False if they did not
+    /// come: the engine is started again rather than charged with it.
+    fn settle_engine(&mut self) -> bool {
+        if self.engine.is_none() {
+            return true;
+        }
+        self.thaw();
+        let settled = self
+            .engine
+            .as_mut()
+            .is_none_or(|e| e.settle(Instant::now() + ENGINE_SETTLE));
+        self.freeze();
+        settled
     }
 
     /// Starts the process; while the machine refuses a process or a
@@ -474,7 +500,13 @@ impl Instance {
             }
             (cmd, None, None)
         };
-        cmd.current_dir(&seen)
+        // Its own folder (`dir`) if it has one, else its mailbox.
+        let cwd = self
+            .spec
+            .workdir
+            .as_ref()
+            .map_or(seen.as_path(), |w| &w.path);
+        cmd.current_dir(cwd)
             .env("TOURNAMENT_MAILBOX", &dir)
             .env("TOURNAMENT_ID", &self.id);
         if offer.is_some() {
@@ -658,7 +690,44 @@ impl Instance {
         if let Some(u) = confinement.user {
             sandbox::give_to(&self.mailbox.dir().join(crate::mailbox::OUT_FILE), u);
         }
+        let mut policy = policy;
+        if let Some(dir) = &self.spec.workdir {
+            self.open_workdir(dir, confinement.user, &mut policy)?;
+        }
         Ok((policy, confinement))
+    }
+
+    /// Lets the sandbox's rules read the player's `dir` (and write below
+    /// it, with `dir-writable`); when the bot runs as a user of its own,
+    /// that user must reach it by the folder's own permissions, which the
+    /// referee never changes: said before it starts, not as its failure.
+    fn open_workdir(
+        &self,
+        dir: &WorkDir,
+        user: Option<(u32, u32)>,
+        policy: &mut Policy,
+    ) -> Result<(), StartError> {
+        if let Some(u) = user {
+            let blocked = sandbox::unreachable_for(&dir.path, u, true)
+                .map(|at| (at, "read", "chmod o+rx"))
+                .or_else(|| {
+                    (dir.writable && !sandbox::writable_for(&dir.path, u))
+                        .then(|| (dir.path.display().to_string(), "write in", "chmod o+rwx"))
+                });
+            if let Some((at, what, fix)) = blocked {
+                return Err(StartError::Player(format!(
+                    "player `{}`: its bot runs as user id {} (SECURITY.md), which cannot {what} its dir {}: blocked at {at} ({fix} on that folder, or give it to that user)",
+                    self.spec.name,
+                    u.0,
+                    dir.path.display()
+                )));
+            }
+        }
+        policy.readable.push(dir.path.clone());
+        if dir.writable {
+            policy.writable.push(dir.path.clone());
+        }
+        Ok(())
     }
 
     /// Why the sandbox could not start the bot's program, once that is known.

@@ -37,6 +37,18 @@ pub enum Restart {
     PerGame,
 }
 
+/// A player's own working folder (`dir`): where its process starts, so an
+/// engine finds its data (NTest's `coefficients/`, Edax's `data/`) and
+/// writes its book or log there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkDir {
+    /// Absolute, links resolved (the sandbox's rules name real paths).
+    pub path: PathBuf,
+    /// `dir-writable = true`: the sandbox lets the bot write below it (it
+    /// may always read it).
+    pub writable: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct PlayerSpec {
     pub name: String,
@@ -64,6 +76,8 @@ pub struct PlayerSpec {
     /// Offer the bot a pipe beside its mailbox (PROTOCOL.md, "The pipe"):
     /// only a mailbox bot the referee starts is offered one.
     pub pipe: bool,
+    /// Where its process starts (`dir`); `None`: in its mailbox.
+    pub workdir: Option<WorkDir>,
 }
 
 /// The Debian package that provides a well-known interpreter.
@@ -186,6 +200,7 @@ impl PlayerSpec {
             protocol: crate::engine::Protocol::Mailbox,
             engine: Default::default(),
             pipe: true,
+            workdir: None,
         }
     }
 
@@ -459,6 +474,7 @@ mod tests {
             protocol: Default::default(),
             engine: Default::default(),
             pipe: true,
+            workdir: None,
         }
     }
 

@@ -1169,6 +1169,32 @@ pub fn unreachable_for(path: &Path, user: (u32, u32), read: bool) -> Option<Stri
     })
 }
 
+/// Whether `user` may create files in the folder `dir` by its permission
+/// bits (write and search), the folders above it aside.
+pub fn writable_for(dir: &Path, user: (u32, u32)) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(m) = std::fs::metadata(dir) else {
+            return false;
+        };
+        let mode = m.mode();
+        let bits = if m.uid() == user.0 {
+            mode >> 6
+        } else if m.gid() == user.1 {
+            mode >> 3
+        } else {
+            mode
+        };
+        bits & 0o3 == 0o3
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, user);
+        true
+    }
+}
+
 /// [`unreachable_for`] along `path` as it is spelled.
 fn first_block(path: &Path, user: (u32, u32), read: bool) -> Option<String> {
     #[cfg(unix)]

@@ -57,6 +57,14 @@ impl Drop for Running {
 }
 
 fn start(protocol: Protocol, argv: &[&str]) -> Running {
+    let settings = EngineSettings {
+        depth: 2,
+        ..Default::default()
+    };
+    start_with(protocol, argv, settings)
+}
+
+fn start_with(protocol: Protocol, argv: &[&str], settings: EngineSettings) -> Running {
     let mut child = Command::new(argv[0])
         .args(&argv[1..])
         .stdin(Stdio::piped())
@@ -81,7 +89,7 @@ fn start(protocol: Protocol, argv: &[&str]) -> Running {
         let _ = pipe.read_to_string(&mut text);
         s.lock().unwrap().push_str(&text);
     });
-    let engine = Engine::new(protocol, link, EngineSettings { depth: 2 }).unwrap();
+    let engine = Engine::new(protocol, link, settings).unwrap();
     Running {
         child,
         engine,
@@ -272,6 +280,58 @@ fn the_nboard_test_engine_plays_whole_games_and_its_chatter_is_ignored() {
     );
 }
 
+#[test]
+fn an_nboard_version_1_engine_plays_whole_games_told_bare_moves() {
+    let script = fixture("nboard_engine.py");
+    let v1 = EngineSettings {
+        depth: 2,
+        nboard_version: 1,
+    };
+    let mut r = start_with(Protocol::Nboard, &["python3", &script, "v1"], v1);
+    let mut passes = 0;
+    for seed in 0..40 {
+        let color = [Color::Black, Color::White][seed as usize % 2];
+        passes += client_game(&mut r, color, 300 + seed);
+        if passes > 0 && seed >= 3 {
+            break;
+        }
+    }
+    assert!(passes > 0, "no game had a forced pass");
+    let lines = r.lines.lock().unwrap();
+    assert_eq!(lines[0], "→ nboard 1", "{lines:?}");
+    let bare = |l: &&String| {
+        let t = l.trim_start_matches("→ ");
+        l.starts_with("→ ") && (t == "PA" || (t.len() == 2 && parse_move(t, 8).is_ok()))
+    };
+    assert!(lines.iter().filter(bare).count() > 10, "{lines:?}");
+    assert!(lines.iter().any(|l| l == "→ PA"), "a pass, bare too");
+    assert!(!lines.iter().any(|l| l.starts_with("→ move ")), "{lines:?}");
+    // Its answers have Edax's spaces: `=== F5 -1.00 0.0`.
+    assert!(lines.iter().any(|l| l.ends_with(" -1.00 0.0")), "{lines:?}");
+    let stderr = r.stderr.lock().unwrap();
+    assert!(!stderr.contains("illegal move"), "{stderr}");
+    drop((lines, stderr));
+
+    // Spoken to in version 2, it complains and leaves, as Edax would.
+    let v2 = EngineSettings {
+        depth: 2,
+        nboard_version: 2,
+    };
+    let mut r = start_with(Protocol::Nboard, &["python3", &script, "v1"], v2);
+    let start = GameStart {
+        size: 8,
+        color: Color::Black,
+        names: ["a".into(), "b".into()],
+        move_ms: CLOCK,
+    };
+    let _ = r.engine.begin_game(&start);
+    assert!(
+        matches!(r.engine.answer(soon()), Err(EngineError::Closed { .. })),
+        "{:?}",
+        r.lines
+    );
+}
+
 /// The first answer to a move request of an engine in `mode`, as white
 /// after black's f5.
 fn first_answer(
@@ -421,8 +481,12 @@ fn engine_spec(name: &str, protocol: Protocol, argv: &[&str]) -> Arc<PlayerSpec>
         board_as: None,
         sandbox: Default::default(),
         protocol,
-        engine: EngineSettings { depth: 3 },
+        engine: EngineSettings {
+            depth: 3,
+            ..Default::default()
+        },
         pipe: false,
+        workdir: None,
     })
 }
 
@@ -785,6 +849,32 @@ fn check_bot_checks_an_engine_by_its_protocol() {
         stdout.contains("FAIL  game 1 as black: no-flips"),
         "{stdout}"
     );
+    // An engine of NBoard version 1 that reads its data from its working
+    // directory: checked with --nboard-version and --dir as it will play.
+    s.write("home/coefficients/weights.txt", "1\n");
+    let home = s.join("home").display().to_string();
+    let engine = fixture("dir_engine.py");
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check-bot", "--protocol", "nboard"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "python3", &engine, "nboard_engine.py", "v1"]);
+        let out = s
+            .cmd(&args)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), stdout)
+    };
+    let (code, stdout) = check(&["--nboard-version", "1", "--dir", &home]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(stdout.matches("  ok    game").count(), 2, "{stdout}");
+    let (code, stdout) = check(&["--nboard-version", "1"]);
+    assert_eq!(
+        code,
+        Some(tournament::error::exit::BOT_NONCOMPLIANT),
+        "{stdout}"
+    );
 }
 
 // ---- Engines written independently from the protocol descriptions ----
@@ -824,8 +914,12 @@ fn alt_game(
             ..Default::default()
         },
         protocol,
-        engine: EngineSettings { depth: 3 },
+        engine: EngineSettings {
+            depth: 3,
+            ..Default::default()
+        },
         pipe: false,
+        workdir: None,
     });
     let mut engine = Instance::new(player, s.path(), 1).unwrap();
     let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
@@ -1156,5 +1250,208 @@ fn hostile_engines_end_as_results_with_their_reasons() {
             }
             None => replays(&r),
         }
+    }
+}
+
+/// Issue 30: gtp-rhino, white against a bot that exits at start (its
+/// answers to the set-up commands stay unread on its pipe), then a game
+/// against built-in greedy, twenty times over: it never forfeits, and its
+/// one process serves every game (the answers it owed were read before
+/// its next game, not taken for that game's).
+#[test]
+fn gtp_rhino_after_an_opponent_that_exits_at_start_never_forfeits() {
+    if !crate::needs::have(&[crate::needs::GTP_RHINO]) {
+        return;
+    }
+    let s = Scratch::new();
+    let rhino = gtp_rhino();
+    let mut gtp = Instance::new(
+        engine_spec(
+            "rhino",
+            Protocol::Gtp,
+            &[rhino.to_str().unwrap(), "-l", "1"],
+        ),
+        s.path(),
+        1,
+    )
+    .unwrap();
+    let quitter = Arc::new(PlayerSpec {
+        protocol: Protocol::Mailbox,
+        pipe: false,
+        ..(*engine_spec(
+            "quitter",
+            Protocol::Mailbox,
+            &["python3", "-c", "import time; time.sleep(0.2)"],
+        ))
+        .clone()
+    });
+    let mut quitter = Instance::new(quitter, s.path(), 1).unwrap();
+    let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
+    let t0 = Instant::now();
+    for g in 0..20 {
+        let gone = play_game(
+            &spec(&format!("q{g}"), "", 1500),
+            &mut quitter,
+            &mut gtp,
+            &Silent,
+        )
+        .unwrap();
+        let f = gone.forfeit.as_ref().expect("the quitter forfeits");
+        assert_eq!(f.color, "black", "{gone:?}");
+        let (b, w) = if g % 2 == 0 {
+            (&mut gtp, &mut greedy)
+        } else {
+            (&mut greedy, &mut gtp)
+        };
+        let r = play_game(&spec(&format!("r{g}"), "", 1500), b, w, &Silent).unwrap();
+        assert_eq!(r.reason, EndReason::Normal, "game {g}: {:?}", r.forfeit);
+        replays(&r);
+    }
+    assert_eq!(gtp.starts(), 1, "drained, not started again");
+    eprintln!("40 games in {:?}", t0.elapsed());
+}
+
+/// A tournament of `players` (the [[player]] tables of players wrapped by
+/// dir_engine.py, which reads `coefficients/weights.txt` from its working
+/// directory as NTest and Edax read theirs) and built-in greedy, in a
+/// scratch folder holding `engine-home` with those weights (open to every
+/// user's writes by its permissions when `open`). Returns the records, the
+/// engine's folder and the scratch.
+fn dir_tournament(players: &str, open: bool) -> (Vec<GameRecord>, PathBuf, Scratch) {
+    let s = Scratch::new();
+    s.write("engine-home/coefficients/weights.txt", "0.5 0.25\n");
+    let home = s.join("engine-home");
+    if open {
+        use std::os::unix::fs::PermissionsExt;
+        // As root the bot runs as a user of its own: the folder's own
+        // permissions let it write (the referee never changes them).
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let toml = format!(
+        r#"
+[tournament]
+name = "At home"
+format = "round-robin"
+games-per-pairing = 2
+size = 8
+
+[time]
+move-ms = 2000
+startup-ms = 5000
+
+{players}
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#
+    );
+    s.write("tournament.toml", &toml);
+    let _ = s
+        .cmd(&["run"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let records = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (records, home, s)
+}
+
+/// The NBoard version-1 engine of dir_engine.py, with `more` lines.
+fn at_home(more: &str) -> String {
+    format!(
+        "[[player]]\nname = \"at-home\"\ncommand = [\"python3\", \"{}\", \"nboard_engine.py\", \"v1\"]\nprotocol = \"nboard\"\nnboard-version = 1\n{more}\n",
+        fixture("dir_engine.py")
+    )
+}
+
+#[test]
+fn an_engine_that_reads_its_data_from_its_dir_plays_there_and_forfeits_without_it() {
+    // In its own folder, which it may write: it plays, and logs there.
+    let writable = at_home("dir = \"engine-home\"\ndir-writable = true");
+    let (records, home, _s) = dir_tournament(&writable, true);
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+        replays(r);
+    }
+    let log = std::fs::read_to_string(home.join("nboard_engine.py.log")).unwrap_or_default();
+    assert!(
+        log.contains("nboard_engine.py started with weights '0.5 0.25'"),
+        "{log:?}"
+    );
+
+    // Readable only (the default): it plays, and writes nothing there
+    // where the sandbox's rules hold (Landlock).
+    let (records, home, _s) = dir_tournament(&at_home("dir = \"engine-home\""), true);
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+    }
+    if tournament::sandbox::protections().landlock_abi.is_some() {
+        assert!(
+            !home.join("nboard_engine.py.log").exists(),
+            "written without dir-writable"
+        );
+    }
+
+    // Without `dir` it starts in its mailbox, finds no data and leaves:
+    // each of its games is its forfeit.
+    let (records, _home, _s) = dir_tournament(&at_home(""), false);
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        let f = r.forfeit.as_ref().expect("a forfeit");
+        let engine_color = if r.black == "at-home" {
+            "black"
+        } else {
+            "white"
+        };
+        assert_eq!(f.color, engine_color, "{r:?}");
+        assert!(
+            f.stderr_tail
+                .iter()
+                .any(|l| l.contains("unable to find coefficients/weights.txt")),
+            "{f:?}"
+        );
+    }
+}
+
+/// `dir` is where every kind of player starts: a GTP engine and a mailbox
+/// bot (which finds its mailbox in TOURNAMENT_MAILBOX) read their data
+/// there too, and play.
+#[test]
+fn a_gtp_engine_and_a_mailbox_bot_start_in_their_dir_too() {
+    let wrapper = fixture("dir_engine.py");
+    let weighted = project_root().join("bots/python/weighted.py");
+    let players = format!(
+        r#"
+[[player]]
+name = "gtp-at-home"
+command = ["python3", "{wrapper}", "gtp_engine.py"]
+protocol = "gtp"
+dir = "engine-home"
+dir-writable = true
+
+[[player]]
+name = "bot-at-home"
+command = ["python3", "{wrapper}", "{weighted}"]
+dir = "engine-home"
+dir-writable = true
+"#,
+        weighted = weighted.display()
+    );
+    let (records, home, _s) = dir_tournament(&players, true);
+    assert_eq!(records.len(), 6, "3 pairings × 2 games");
+    for r in &records {
+        assert_eq!(r.reason, EndReason::Normal, "{}: {:?}", r.id, r.forfeit);
+    }
+    for target in ["gtp_engine.py", "weighted.py"] {
+        let log = std::fs::read_to_string(home.join(format!("{target}.log"))).unwrap_or_default();
+        assert!(
+            log.contains(&format!("{target} started")),
+            "{target}: {log:?}"
+        );
     }
 }

@@ -78,6 +78,7 @@ fn fake_spec(name: &str, mode: &str, log: &std::path::Path, restart: Restart) ->
         protocol: Default::default(),
         engine: Default::default(),
         pipe: true,
+        workdir: None,
     })
 }
 
@@ -105,6 +106,7 @@ fn command_spec(name: &str, argv: &[String]) -> Arc<PlayerSpec> {
         protocol: Default::default(),
         engine: Default::default(),
         pipe: true,
+        workdir: None,
     })
 }
 

@@ -634,6 +634,7 @@ fn idle_once(root: &Path, python: &Path, scripts: &Path, moves: usize) -> anyhow
         protocol: Default::default(),
         engine: Default::default(),
         pipe: true,
+        workdir: None,
     });
     let board = scratch.path().join("board");
     std::fs::create_dir_all(&board)?;

@@ -172,6 +172,7 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, layers: Layers) -> a
         protocol: Default::default(),
         engine: Default::default(),
         pipe: true,
+        workdir: None,
     });
     let board = scratch.path().join("board");
     std::fs::create_dir_all(&board)?;
