@@ -777,4 +777,41 @@ mod tests {
         assert_eq!(moves[1]["f"], serde_json::json!([27]));
         assert_eq!(moves[2]["s"], serde_json::Value::Null);
     }
+
+    /// The live page's and the report's crosstable: a matrix column per
+    /// player up to the limit, none beyond it unless asked.
+    #[test]
+    fn a_big_field_gets_standings_without_the_matrix() {
+        use crate::report::crosstable::MATRIX_MAX_PLAYERS;
+        let table_of = |n: usize| {
+            let mut records = Vec::new();
+            for i in 1..n {
+                let mut r = record(&[]);
+                r.black = format!("p{i}");
+                r.white = "p0".to_string();
+                records.push(r);
+            }
+            crate::rating::crosstable(&records, &[])
+        };
+        let columns = |html: &str| {
+            html.split("</thead>")
+                .next()
+                .unwrap()
+                .matches("<th>")
+                .count()
+        };
+        let mut small = String::new();
+        crosstable_html(&mut small, &table_of(MATRIX_MAX_PLAYERS), "crosstable");
+        // #, Points, Games, W-D-L, Discs, Elo and one per player.
+        assert_eq!(columns(&small), 6 + MATRIX_MAX_PLAYERS);
+        let big_table = table_of(MATRIX_MAX_PLAYERS + 1);
+        let mut big = String::new();
+        crosstable_html(&mut big, &big_table, "crosstable");
+        assert_eq!(columns(&big), 6);
+        assert!(!big.contains("class=\"self\""));
+        assert_eq!(big.matches("<tr><td>").count(), MATRIX_MAX_PLAYERS + 1);
+        let mut full = String::new();
+        crosstable_html_with(&mut full, &big_table, "", Layout { full: true });
+        assert_eq!(columns(&full), 7 + MATRIX_MAX_PLAYERS);
+    }
 }
