@@ -337,7 +337,7 @@ fn statistics_html(out: &mut String, table: &Crosstable) {
             pairings_html(out, &all);
             out.push_str("</details>\n");
         }
-        out.push_str("<p class=\"note\">Pairs: colour-swapped game pairs, counted by the first player's score 0, ½, 1, 1½, 2. Elo (pairs): the first's rating minus the second's from their own pairs alone, not the difference of the crosstable's Elo (one fit over all games, each player against the field's average, pulled toward 0). Disc margins per game; both with their 95 % intervals. LOS: likelihood of superiority.</p>\n");
+        out.push_str("<p class=\"note\">Pairs: colour-swapped game pairs, counted by the first player's score 0, ½, 1, 1½, 2. Elo (pairs): the first's rating minus the second's from their own pairs alone; compare the gap between their Elo in the crosstable (one fit over all games, each player against the field's average, pulled toward 0). Disc margins per game; both with their 95 % intervals. LOS: likelihood of superiority.</p>\n");
     }
     out.push_str("</section>\n");
 }

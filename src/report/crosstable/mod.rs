@@ -159,7 +159,7 @@ pub fn legend(table: &Crosstable, layout: Layout) -> Vec<String> {
         out.push(
             "Pairs: colour-swapped game pairs by the first player's score 0-½-1-1½-2. \
              Elo (pairs): the first's rating minus the second's from their own pairs alone \
-             (not the difference of the Elo column, which fits all games at once and is \
+             (compare the gap between their Elo above, from one fit over all games, \
              pulled toward 0). LOS: likelihood that the first is the stronger."
                 .to_string(),
         );
@@ -424,7 +424,7 @@ mod legend_tests {
                  Column k: the score against the player in row k.\n\
                  Pairs: colour-swapped game pairs by the first player's score 0-½-1-1½-2. \
                  Elo (pairs): the first's rating minus the second's from their own pairs alone \
-                 (not the difference of the Elo column, which fits all games at once and is \
+                 (compare the gap between their Elo above, from one fit over all games, \
                  pulled toward 0). LOS: likelihood that the first is the stronger.\n"
             ),
             "{text}"
