@@ -205,6 +205,11 @@ pub struct CrosstableArgs {
     /// text, markdown, csv or json.
     #[arg(long, default_value = "text")]
     pub format: String,
+    /// Text and markdown: the score matrix and every pairing's statistics
+    /// however many players (by default a field of more than 16 shows no
+    /// matrix and the 10 pairings of players nearest in ranking).
+    #[arg(long)]
+    pub full: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::cli::CrosstableArgs;
 use crate::error::{exit, HarnessError};
 use crate::rating::crosstable;
-use crate::report::crosstable::{render, TableFormat};
+use crate::report::crosstable::{render_with, Layout, TableFormat};
 use crate::results::{read_results, read_schedule};
 
 use super::export::games_file;
@@ -22,11 +22,21 @@ pub fn parse_format(text: &str) -> Result<TableFormat, HarnessError> {
         .map_err(|e| HarnessError::Config(format!("--format: {e}")))
 }
 
-/// The crosstable of `results` as text in `format`.
+/// The crosstable of `results` as text in `format`, a big field bounded.
 pub fn render_results(
     results: &Path,
     players: &[String],
     format: TableFormat,
+) -> anyhow::Result<String> {
+    render_results_with(results, players, format, Layout::default())
+}
+
+/// [`render_results`] laid out by `layout`.
+pub fn render_results_with(
+    results: &Path,
+    players: &[String],
+    format: TableFormat,
+    layout: Layout,
 ) -> anyhow::Result<String> {
     let records = read_results(results, false)?;
     let mut table = crosstable(&records, players);
@@ -34,7 +44,7 @@ pub fn render_results(
         let kept = crate::results::read_sprt_verdict(results)?;
         table = table.with_sprt(test, kept.as_ref());
     }
-    let text = render(&table, format, stdout_color());
+    let text = render_with(&table, format, stdout_color(), layout);
     Ok(with_sandbox(text, format, results))
 }
 
@@ -68,7 +78,11 @@ pub fn run(args: &CrosstableArgs) -> anyhow::Result<i32> {
     let players: Vec<String> = config
         .map(|c| c.players.iter().map(|p| p.name.clone()).collect())
         .unwrap_or_default();
-    print!("{}", render_results(&results, &players, format)?);
+    let layout = Layout { full: args.full };
+    print!(
+        "{}",
+        render_results_with(&results, &players, format, layout)?
+    );
     print_share_states(&results, format)?;
     Ok(exit::OK)
 }

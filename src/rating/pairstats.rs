@@ -24,17 +24,18 @@ pub struct Interval {
 }
 
 /// The mean of `samples` and the normal 95 % interval of the mean
-/// (sample standard deviation, n − 1); `None` without samples.
+/// (sample standard deviation, n − 1); `None` without samples. No interval
+/// (`error: None`) from one sample, nor from samples that are all equal:
+/// they show no spread to estimate one from, and `± 0` would claim
+/// certainty (two games of one opening pair, both won by 64).
 pub fn mean_interval(samples: &[f64]) -> Option<Interval> {
     if samples.is_empty() {
         return None;
     }
     let n = samples.len() as f64;
     let mean = samples.iter().sum::<f64>() / n;
-    let error = (samples.len() > 1).then(|| {
-        let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        Z95 * (var / n).sqrt()
-    });
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    let error = (samples.len() > 1 && var > 0.0).then(|| Z95 * (var / n).sqrt());
     Some(Interval { mean, error })
 }
 
@@ -278,6 +279,7 @@ mod tests {
         let expected = Z95 * (32.0f64 / 7.0).sqrt() / 8f64.sqrt();
         assert!((i.error.unwrap() - expected).abs() < 1e-12);
         assert_eq!(mean_interval(&[3.0]).unwrap().error, None);
+        assert_eq!(mean_interval(&[64.0, 64.0]).unwrap().error, None);
         assert_eq!(mean_interval(&[]), None);
     }
 

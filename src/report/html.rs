@@ -21,9 +21,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::game::{parse_move, Color, Move, Position, Square};
+use crate::rating::pairstats::PairingStats;
 use crate::rating::Crosstable;
 use crate::record::{EndReason, GameRecord, Winner};
-use crate::report::crosstable::{points, signed};
+use crate::report::crosstable::{
+    has_byes, interval, is_swiss, legend, notes, pairing_cells, points, shown_pairings, signed,
+    swiss_cells, Layout, PAIRING_HEADINGS, SWISS_HEADINGS,
+};
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(text: &str) -> String {
@@ -200,16 +204,38 @@ fn games_json(records: &[GameRecord]) -> serde_json::Value {
 }
 
 /// The crosstable as an HTML `<table class="cross">`, with `id` when it is
-/// not empty (the live page's `#crosstable`).
+/// not empty (the live page's `#crosstable`): the standings, in a Swiss
+/// event with its Score, Buchholz and SB (and byes) before the points, in
+/// the order the ranking uses them; the score matrix only where it fits
+/// ([`Layout::shows_matrix`]).
 pub fn crosstable_html(out: &mut String, table: &Crosstable, id: &str) {
+    crosstable_html_with(out, table, id, Layout::default());
+}
+
+/// [`crosstable_html`] laid out by `layout`.
+pub fn crosstable_html_with(out: &mut String, table: &Crosstable, id: &str, layout: Layout) {
     let n = table.standings.len();
+    let matrix = layout.shows_matrix(n);
+    let swiss = is_swiss(table);
+    let byes = has_byes(table);
     out.push_str("<table class=\"cross\"");
     if !id.is_empty() {
         let _ = write!(out, " id=\"{}\"", escape(id));
     }
-    out.push_str("><thead><tr><th>#</th><th class=\"l\">Player</th><th>Points</th><th>Games</th><th>W-D-L</th><th>Discs</th><th>Elo</th>");
-    for k in 1..=n {
-        let _ = write!(out, "<th>{k}</th>");
+    out.push_str("><thead><tr><th>#</th><th class=\"l\">Player</th>");
+    if swiss {
+        for h in SWISS_HEADINGS {
+            let _ = write!(out, "<th>{h}</th>");
+        }
+    }
+    if byes {
+        out.push_str("<th>Byes</th>");
+    }
+    out.push_str("<th>Points</th><th>Games</th><th>W-D-L</th><th>Discs</th><th>Elo</th>");
+    if matrix {
+        for k in 1..=n {
+            let _ = write!(out, "<th>{k}</th>");
+        }
     }
     out.push_str("</tr></thead><tbody>\n");
     for (i, s) in table.standings.iter().enumerate() {
@@ -224,9 +250,21 @@ pub fn crosstable_html(out: &mut String, table: &Crosstable, id: &str) {
         };
         let _ = write!(
             out,
-            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}-{}-{}</td><td>{}</td><td>{}</td>",
+            "<tr><td>{}</td><td class=\"l\">{}</td>",
             s.rank,
-            escape(&s.player),
+            escape(&s.player)
+        );
+        if swiss {
+            for c in swiss_cells(s) {
+                let _ = write!(out, "<td>{c}</td>");
+            }
+        }
+        if byes {
+            let _ = write!(out, "<td>{}</td>", s.swiss.as_ref().map_or(0, |w| w.byes));
+        }
+        let _ = write!(
+            out,
+            "<td>{}</td><td>{}</td><td>{}-{}-{}</td><td>{}</td><td>{}</td>",
             points(s.points),
             s.games,
             s.wins,
@@ -235,7 +273,7 @@ pub fn crosstable_html(out: &mut String, table: &Crosstable, id: &str) {
             signed(s.disc_diff),
             escape(&elo)
         );
-        for j in 0..n {
+        for j in (0..n).filter(|_| matrix) {
             let cell = if i == j {
                 "<td class=\"self\">·</td>".to_string()
             } else {
@@ -251,9 +289,62 @@ pub fn crosstable_html(out: &mut String, table: &Crosstable, id: &str) {
     out.push_str("</tbody></table>\n");
 }
 
+/// The pairings' statistics as `<table class="pairings">`.
+fn pairings_html(out: &mut String, pairings: &[&PairingStats]) {
+    out.push_str("<table class=\"pairings\"><thead><tr>");
+    for (k, h) in PAIRING_HEADINGS.iter().enumerate() {
+        let class = if k < 2 { " class=\"l\"" } else { "" };
+        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for p in pairings {
+        out.push_str("<tr>");
+        for (k, c) in pairing_cells(p).iter().enumerate() {
+            let class = if k < 2 { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<td{class}>{}</td>", escape(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// The statistics section: the SPRT, the pairings nearest in ranking
+/// (every pairing in a closed `<details>` when some were left out) and the
+/// legend of the pairings; nothing without either.
+fn statistics_html(out: &mut String, table: &Crosstable) {
+    let notes = notes(table);
+    let (shown, left) = shown_pairings(table, Layout::default());
+    if notes.is_empty() && shown.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"statistics\"><h2>Statistics</h2>\n");
+    if !notes.is_empty() {
+        out.push_str("<ul class=\"statistics\">\n");
+        for d in notes {
+            let _ = writeln!(out, "<li>{}</li>", escape(&d));
+        }
+        out.push_str("</ul>\n");
+    }
+    if !shown.is_empty() {
+        pairings_html(out, &shown);
+        if left > 0 {
+            let _ = writeln!(
+                out,
+                "<details class=\"all-pairings\"><summary>All {} pairings ({left} more)</summary>",
+                table.pairings.len()
+            );
+            let (all, _) = shown_pairings(table, Layout { full: true });
+            pairings_html(out, &all);
+            out.push_str("</details>\n");
+        }
+        out.push_str("<p class=\"note\">Pairs: colour-swapped game pairs, counted by the first player's score 0, ½, 1, 1½, 2. Elo (pairs): the first's rating minus the second's from their own pairs alone; compare the gap between their Elo in the crosstable (one fit over all games, each player against the field's average, pulled toward 0). Disc margins per game; both with their 95 % intervals. LOS: likelihood of superiority.</p>\n");
+    }
+    out.push_str("</section>\n");
+}
+
 fn players_html(out: &mut String, table: &Crosstable, records: &[GameRecord]) {
     let forfeits = forfeits_by_reason(records);
-    out.push_str("<table class=\"stats\"><thead><tr><th class=\"l\">Player</th><th>Games</th><th>Points</th><th>As black</th><th>As white</th><th>Avg discs</th><th>Forfeits</th><th class=\"l\">Forfeits by reason</th></tr></thead><tbody>\n");
+    out.push_str("<table class=\"stats\"><thead><tr><th class=\"l\">Player</th><th>Games</th><th>Points</th><th>As black</th><th>As white</th><th>Avg discs</th><th>Disc margin</th><th>Forfeits</th><th class=\"l\">Forfeits by reason</th></tr></thead><tbody>\n");
     for s in &table.standings {
         let (bp, bg) = s.score_as_black;
         let (wp, wg) = s.score_as_white;
@@ -268,7 +359,7 @@ fn players_html(out: &mut String, table: &Crosstable, records: &[GameRecord]) {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}/{}{}</td><td>{}/{}{}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}/{}{}</td><td>{}/{}{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             escape(&s.player),
             s.games,
             points(s.points),
@@ -279,6 +370,7 @@ fn players_html(out: &mut String, table: &Crosstable, records: &[GameRecord]) {
             wg,
             percent(wp, wg),
             s.avg_discs,
+            s.disc_margin.as_ref().map_or("–".to_string(), interval),
             s.forfeits,
             escape(&reasons)
         );
@@ -381,20 +473,13 @@ pub fn render_with_logs(
         crosstable_html(&mut out, table, "");
         out.push_str(&format!(
             "<p class=\"note\">{}</p>\n",
-            escape(&crate::report::crosstable::LEGEND.join(" "))
+            escape(&legend(table, Layout::default()).join(" "))
         ));
     }
     out.push_str("</section>\n<section id=\"players\"><h2>Players</h2>\n");
     players_html(&mut out, table, records);
-    out.push_str("<p class=\"note\">As black / as white: points / games. Average discs with the empty squares given to the winner. Forfeits: games lost other than by a normal end.</p>\n</section>\n");
-    let details = crate::report::crosstable::details(table);
-    if !details.is_empty() {
-        out.push_str("<section id=\"statistics\"><h2>Statistics</h2>\n<ul class=\"statistics\">\n");
-        for d in details {
-            let _ = writeln!(out, "<li>{}</li>", escape(&d));
-        }
-        out.push_str("</ul>\n<p class=\"note\">Pairs: colour-swapped game pairs, counted by the first player's score 0, ½, 1, 1½, 2. Elo from pairs and disc margins with their 95 % intervals. LOS: likelihood of superiority.</p>\n</section>\n");
-    }
+    out.push_str("<p class=\"note\">As black / as white: points / games. Average discs with the empty squares given to the winner; disc margin: own minus opponent's per game, with its 95 % interval. Forfeits: games lost other than by a normal end.</p>\n</section>\n");
+    statistics_html(&mut out, table);
     out.push_str("<section id=\"games\"><h2>Games</h2>\n");
     if records.is_empty() {
         out.push_str("<p>No games yet.</p>\n");
@@ -691,5 +776,42 @@ mod tests {
         let moves = &json[0]["moves"];
         assert_eq!(moves[1]["f"], serde_json::json!([27]));
         assert_eq!(moves[2]["s"], serde_json::Value::Null);
+    }
+
+    /// The live page's and the report's crosstable: a matrix column per
+    /// player up to the limit, none beyond it unless asked.
+    #[test]
+    fn a_big_field_gets_standings_without_the_matrix() {
+        use crate::report::crosstable::MATRIX_MAX_PLAYERS;
+        let table_of = |n: usize| {
+            let mut records = Vec::new();
+            for i in 1..n {
+                let mut r = record(&[]);
+                r.black = format!("p{i}");
+                r.white = "p0".to_string();
+                records.push(r);
+            }
+            crate::rating::crosstable(&records, &[])
+        };
+        let columns = |html: &str| {
+            html.split("</thead>")
+                .next()
+                .unwrap()
+                .matches("<th>")
+                .count()
+        };
+        let mut small = String::new();
+        crosstable_html(&mut small, &table_of(MATRIX_MAX_PLAYERS), "crosstable");
+        // #, Points, Games, W-D-L, Discs, Elo and one per player.
+        assert_eq!(columns(&small), 6 + MATRIX_MAX_PLAYERS);
+        let big_table = table_of(MATRIX_MAX_PLAYERS + 1);
+        let mut big = String::new();
+        crosstable_html(&mut big, &big_table, "crosstable");
+        assert_eq!(columns(&big), 6);
+        assert!(!big.contains("class=\"self\""));
+        assert_eq!(big.matches("<tr><td>").count(), MATRIX_MAX_PLAYERS + 1);
+        let mut full = String::new();
+        crosstable_html_with(&mut full, &big_table, "", Layout { full: true });
+        assert_eq!(columns(&full), 7 + MATRIX_MAX_PLAYERS);
     }
 }

@@ -6,6 +6,7 @@ mod by_hand;
 mod cheats;
 mod class_drive;
 mod class_share;
+mod crosstable;
 mod engines;
 mod faults;
 mod first_hour;

@@ -1,6 +1,7 @@
 //! The crosstable as CSV (RFC 4180: CRLF line ends, fields quoted when they
 //! hold a comma, quote or line break, quotes doubled): a header, then one
-//! row per player in rank order with one column per opponent.
+//! row per player in rank order with, in a Swiss event, its score and
+//! tie-breaks, then one column per opponent.
 //!
 //! Owns the CSV layout and quoting. Must not compute anything about the
 //! games.
@@ -20,15 +21,22 @@ const FIXED: [&str; 10] = [
     "elo_error",
 ];
 
+/// After [`FIXED`] in a Swiss event: what its ranking uses first.
+const SWISS: [&str; 4] = ["swiss_score", "buchholz", "sonneborn_berger", "byes"];
+
 /// Columns: `rank,player,points,games,wins,draws,losses,disc_diff,elo,
-/// elo_error`, then one per player by name (in rank order) holding the
+/// elo_error`, in a Swiss event `swiss_score,buchholz,sonneborn_berger,
+/// byes`, then one per player by name (in rank order) holding the
 /// points scored against that player, empty when they never met (and on
 /// the diagonal). Elo and its error have one decimal; an undetermined
 /// error is empty.
 pub(super) fn render(table: &Crosstable) -> String {
     let mut out = String::new();
+    let swiss = super::is_swiss(table);
+    let swiss_header: &[&str] = if swiss { &SWISS } else { &[] };
     let header = FIXED
         .iter()
+        .chain(swiss_header)
         .map(|s| s.to_string())
         .chain(table.standings.iter().map(|s| s.player.clone()));
     record(&mut out, header);
@@ -49,10 +57,21 @@ pub(super) fn render(table: &Crosstable) -> String {
                 String::new()
             },
         ];
+        let tie_breaks = swiss.then(|| {
+            let byes = s.swiss.as_ref().map_or(0, |w| w.byes);
+            let [score, buchholz, sb] = super::swiss_cells(s);
+            [score, buchholz, sb, byes.to_string()]
+        });
         let opponents = table.matrix[i]
             .iter()
             .map(|c| c.map(|(p, _)| super::points(p)).unwrap_or_default());
-        record(&mut out, fixed.into_iter().chain(opponents));
+        record(
+            &mut out,
+            fixed
+                .into_iter()
+                .chain(tie_breaks.into_iter().flatten())
+                .chain(opponents),
+        );
     }
     out
 }

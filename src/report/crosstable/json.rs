@@ -1,5 +1,5 @@
 //! The crosstable as JSON:
-//! `{ "games": N, "standings": [...], "matrix": { name: { opponent:
+//! `{ "games": N, "ranked_by": [...], "standings": [...], "matrix": { name: { opponent:
 //! { "points", "games" } } }, "pairings": [...], "pentanomial": [...],
 //! "sprt": {...} }`, players in rank order; the last three only where
 //! they apply (pairings that met; two-player events; an SPRT).
@@ -15,6 +15,9 @@ use crate::rating::{Crosstable, SprtStatus, Standing};
 #[derive(serde::Serialize)]
 struct Table<'a> {
     games: usize,
+    /// The keys of a standing that decide its rank, compared in this
+    /// order (descending; ties by name).
+    ranked_by: Vec<&'static str>,
     standings: Vec<Row<'a>>,
     /// Keyed by player, then by opponent; pairs that never met are absent.
     matrix: Matrix<'a>,
@@ -213,8 +216,14 @@ fn row(s: &Standing) -> Row<'_> {
 
 /// Pretty-printed, with a final newline.
 pub(super) fn render(table: &Crosstable) -> String {
+    let mut ranked_by = Vec::new();
+    if super::is_swiss(table) {
+        ranked_by.extend(["swiss.score", "swiss.buchholz", "swiss.sonneborn_berger"]);
+    }
+    ranked_by.extend(["points", "elo", "disc_diff"]);
     let t = Table {
         games: table.games,
+        ranked_by,
         standings: table.standings.iter().map(row).collect(),
         matrix: Matrix(table),
         pairings: table.pairings.iter().map(pairing).collect(),
@@ -281,7 +290,12 @@ mod tests {
         let v: Value = serde_json::from_str(&render(&crosstable(&[], &[]))).unwrap();
         assert_eq!(
             v,
-            serde_json::json!({"games": 0, "standings": [], "matrix": {}})
+            serde_json::json!({
+                "games": 0,
+                "ranked_by": ["points", "elo", "disc_diff"],
+                "standings": [],
+                "matrix": {}
+            })
         );
     }
 }

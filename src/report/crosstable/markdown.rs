@@ -1,60 +1,97 @@
-//! The crosstable as GitHub-flavoured markdown: a standings table, a blank
-//! line, then the score matrix as a second table whose columns are
-//! numbered by row, then the statistics (SPRT, pairings, disc margins,
-//! Swiss) as a list.
+//! The crosstable as GitHub-flavoured markdown: a standings table (with
+//! the Swiss columns in ranking order in a Swiss event), then the score
+//! matrix as a second table whose columns are numbered by row (where it
+//! fits), then the pairings' statistics as a third (bounded), the SPRT as
+//! a list and the legend as a paragraph.
 //!
 //! Owns markdown layout and escaping. Must not compute anything about the
 //! games.
 
+use super::Layout;
 use crate::rating::Crosstable;
 
-pub(super) fn render(table: &Crosstable) -> String {
+pub(super) fn render(table: &Crosstable, layout: Layout) -> String {
     let n = table.standings.len();
+    let swiss = super::is_swiss(table);
+    let byes = super::has_byes(table);
     let mut out = String::new();
-    row(
-        &mut out,
-        [
-            "#", "Player", "Points", "Games", "W-D-L", "Discs", "Elo", "±",
-        ]
-        .map(String::from),
-    );
-    out.push_str("|--:|:--|--:|--:|:-:|--:|--:|--:|\n");
-    for s in &table.standings {
-        row(
-            &mut out,
-            [
-                s.rank.to_string(),
-                escape(&s.player),
-                super::points(s.points),
-                s.games.to_string(),
-                format!("{}-{}-{}", s.wins, s.draws, s.losses),
-                super::signed(s.disc_diff),
-                super::elo(s.elo),
-                super::elo_error(s.elo_error),
-            ],
-        );
+    let mut header: Vec<String> = vec!["#".into(), "Player".into()];
+    let mut rule = String::from("|--:|:--|");
+    if swiss {
+        header.extend(super::SWISS_HEADINGS.map(String::from));
+        rule.push_str("--:|--:|--:|");
     }
-
-    out.push('\n');
-    let mut header = vec!["#".to_string(), "Player".to_string()];
-    header.extend((1..=n).map(|k| k.to_string()));
+    if byes {
+        header.push("Byes".into());
+        rule.push_str("--:|");
+    }
+    header.extend(["Points", "Games", "W-D-L", "Discs", "Elo", "±"].map(String::from));
+    rule.push_str("--:|--:|:-:|--:|--:|--:|\n");
     row(&mut out, header);
-    out.push_str("|--:|:--|");
-    out.push_str(&":-:|".repeat(n));
-    out.push('\n');
-    for (i, s) in table.standings.iter().enumerate() {
-        let mut cells = vec![(i + 1).to_string(), escape(&s.player)];
-        cells.extend((0..n).map(|j| super::cell(table, i, j)));
+    out.push_str(&rule);
+    for s in &table.standings {
+        let mut cells = vec![s.rank.to_string(), escape(&s.player)];
+        if swiss {
+            cells.extend(super::swiss_cells(s));
+        }
+        if byes {
+            cells.push(s.swiss.as_ref().map_or(0, |w| w.byes).to_string());
+        }
+        cells.extend([
+            super::points(s.points),
+            s.games.to_string(),
+            format!("{}-{}-{}", s.wins, s.draws, s.losses),
+            super::signed(s.disc_diff),
+            super::elo(s.elo),
+            super::elo_error(s.elo_error),
+        ]);
         row(&mut out, cells);
     }
-    let details = super::details(table);
-    if !details.is_empty() {
+
+    if n > 0 && layout.shows_matrix(n) {
         out.push('\n');
-        for d in details {
+        let mut header = vec!["#".to_string(), "Player".to_string()];
+        header.extend((1..=n).map(|k| k.to_string()));
+        row(&mut out, header);
+        out.push_str("|--:|:--|");
+        out.push_str(&":-:|".repeat(n));
+        out.push('\n');
+        for (i, s) in table.standings.iter().enumerate() {
+            let mut cells = vec![(i + 1).to_string(), escape(&s.player)];
+            cells.extend((0..n).map(|j| super::cell(table, i, j)));
+            row(&mut out, cells);
+        }
+    }
+    let (shown, left) = super::shown_pairings(table, layout);
+    if !shown.is_empty() {
+        out.push('\n');
+        row(&mut out, super::PAIRING_HEADINGS.map(String::from));
+        out.push_str("|:--|:--|--:|:-:|--:|--:|--:|--:|\n");
+        for p in &shown {
+            let mut cells = super::pairing_cells(p);
+            cells[0] = escape(&cells[0]);
+            cells[1] = escape(&cells[1]);
+            row(&mut out, cells);
+        }
+        if left > 0 {
+            out.push('\n');
+            out.push_str(&escape(&super::left_out_line(shown.len(), left)));
+            out.push('\n');
+        }
+    }
+    let notes = super::notes(table);
+    if !notes.is_empty() {
+        out.push('\n');
+        for d in notes {
             out.push_str("- ");
             out.push_str(&escape(&d));
             out.push('\n');
         }
+    }
+    if n > 0 {
+        out.push('\n');
+        out.push_str(&escape(&super::legend(table, layout).join(" ")));
+        out.push('\n');
     }
     out
 }
@@ -116,12 +153,15 @@ mod tests {
     #[test]
     fn two_tables_with_a_row_per_player() {
         let t = sample();
-        let md = render(&t);
+        let md = render(&t, Layout::default());
         let all: Vec<&str> = md.split("\n\n").collect();
-        assert_eq!(all.len(), 3, "{md}");
-        // Then the statistics, as a list.
-        assert!(all[2].lines().all(|l| l.starts_with("- ")), "{md}");
-        assert!(all[2].contains("disc margin"), "{md}");
+        assert_eq!(all.len(), 4, "{md}");
+        // Then the pairings' table (3 pairings met) and the legend.
+        let pairings: Vec<&str> = all[2].lines().collect();
+        assert_eq!(pairings.len(), 2 + 3, "{md}");
+        assert_eq!(cells(pairings[0])[3], "Pairs 0-½-1-1½-2");
+        assert!(pairings.iter().all(|l| cells(l).len() == 8), "{md}");
+        assert!(all[3].starts_with("Points: win 1"), "{md}");
         let parts = &all[..2];
         let n = t.standings.len();
         for (k, part) in parts.iter().enumerate() {

@@ -1,13 +1,15 @@
 //! The crosstable as aligned text for a terminal: one row per player with
-//! rank, name, points, games, W-D-L, forfeits (only when a game was
-//! forfeited), disc difference and Elo ± error,
-//! followed by the score matrix, whose columns are numbered by row (the
-//! same numbers as the ranks unless players tie for a rank: `1, 1, 3`),
-//! then the statistics lines (SPRT, pairings, disc margins, Swiss).
+//! rank, name, in a Swiss event its Score, Buchholz and SB (and byes, when
+//! there were any) in the order the ranking uses them, then points, games,
+//! W-D-L, forfeits (only when a game was forfeited), disc difference and
+//! Elo ± error, followed by the score matrix where it fits, whose columns
+//! are numbered by row (the same numbers as the ranks unless players tie
+//! for a rank: `1, 1, 3`); then the pairings' table (bounded) and the SPRT.
 //!
 //! Owns layout and (optional) ANSI colour. Must not compute anything about
 //! the games and never emits escape codes when colour is off.
 
+use super::Layout;
 use crate::rating::Crosstable;
 
 const BOLD: &str = "\x1b[1m";
@@ -28,21 +30,31 @@ enum Align {
 }
 
 /// Renders the table; with `color`, the header is bold and Elo is green
-/// when positive and red when negative.
-pub(super) fn render(table: &Crosstable, color: bool) -> String {
+/// when positive and red when negative. The score matrix only where
+/// `layout` shows it; the pairings' table bounded unless `layout.full`.
+pub(super) fn render(table: &Crosstable, color: bool, layout: Layout) -> String {
     let n = table.standings.len();
+    let matrix = layout.shows_matrix(n);
+    let swiss = super::is_swiss(table);
+    let byes = super::has_byes(table);
     // Games lost by a forfeit, each player's, when there were any.
     let forfeits = table.standings.iter().any(|s| s.forfeits > 0);
-    let mut header: Vec<String> = ["#", "Player", "Points", "Games", "W-D-L"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut header: Vec<String> = vec!["#".into(), "Player".into()];
+    if swiss {
+        header.extend(super::SWISS_HEADINGS.map(String::from));
+    }
+    if byes {
+        header.push("Byes".into());
+    }
+    header.extend(["Points", "Games", "W-D-L"].map(String::from));
     if forfeits {
         header.push(FORFEITS.into());
     }
     header.extend(["Discs".to_string(), "Elo".to_string()]);
     let elo_column = header.len() - 1;
-    header.extend((1..=n).map(|k| k.to_string()));
+    if matrix {
+        header.extend((1..=n).map(|k| k.to_string()));
+    }
     let mut align = vec![Align::Right, Align::Left];
     align.extend(std::iter::repeat_n(Align::Right, header.len() - 2));
 
@@ -61,13 +73,18 @@ pub(super) fn render(table: &Crosstable, color: bool) -> String {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let mut row = vec![
-                s.rank.to_string(),
-                s.player.clone(),
+            let mut row = vec![s.rank.to_string(), s.player.clone()];
+            if swiss {
+                row.extend(super::swiss_cells(s));
+            }
+            if byes {
+                row.push(s.swiss.as_ref().map_or(0, |w| w.byes).to_string());
+            }
+            row.extend([
                 super::points(s.points),
                 s.games.to_string(),
                 format!("{}-{}-{}", s.wins, s.draws, s.losses),
-            ];
+            ]);
             if forfeits {
                 row.push(s.forfeits.to_string());
             }
@@ -75,22 +92,14 @@ pub(super) fn render(table: &Crosstable, color: bool) -> String {
                 super::signed(s.disc_diff),
                 format!("{:>we$} ± {:>wr$}", elos[i], errors[i]),
             ]);
-            row.extend((0..n).map(|j| super::cell(table, i, j)));
+            if matrix {
+                row.extend((0..n).map(|j| super::cell(table, i, j)));
+            }
             row
         })
         .collect();
 
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| &r[c])
-                .chain([&header[c]])
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-
+    let widths = widths(&header, &rows);
     let mut out = String::new();
     let head = line(&header, &widths, &align, |_, s| s);
     if color {
@@ -120,15 +129,57 @@ pub(super) fn render(table: &Crosstable, color: bool) -> String {
         }));
         out.push('\n');
     }
-    let details = super::details(table);
-    if !details.is_empty() {
+    out.push_str(&pairings(table, layout));
+    let notes = super::notes(table);
+    if !notes.is_empty() {
         out.push('\n');
-        for d in details {
+        for d in notes {
             out.push_str(&d);
             out.push('\n');
         }
     }
     out
+}
+
+/// The pairings' table after a blank line (nothing without pairings),
+/// with the line saying how many were left out.
+fn pairings(table: &Crosstable, layout: Layout) -> String {
+    let (shown, left) = super::shown_pairings(table, layout);
+    if shown.is_empty() {
+        return String::new();
+    }
+    let header: Vec<String> = super::PAIRING_HEADINGS.map(String::from).to_vec();
+    let rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|p| super::pairing_cells(p).to_vec())
+        .collect();
+    let mut align = vec![Align::Left, Align::Left];
+    align.extend(std::iter::repeat_n(Align::Right, header.len() - 2));
+    let widths = widths(&header, &rows);
+    let mut out = String::from("\n");
+    for row in std::iter::once(&header).chain(&rows) {
+        out.push_str(line(row, &widths, &align, |_, s| s).trim_end());
+        out.push('\n');
+    }
+    if left > 0 {
+        out.push_str(&super::left_out_line(shown.len(), left));
+        out.push('\n');
+    }
+    out
+}
+
+/// Each column's width: its widest cell or heading.
+fn widths(header: &[String], rows: &[Vec<String>]) -> Vec<usize> {
+    (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| &r[c])
+                .chain([&header[c]])
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
 fn width_of(cells: &[String]) -> usize {
@@ -185,7 +236,7 @@ mod tests {
     #[test]
     fn columns_are_aligned() {
         let t = sample();
-        let text = render(&t, false);
+        let text = render(&t, false, Layout::default());
         let lines: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), 1 + t.standings.len());
         let width = lines[0].chars().count();
@@ -238,20 +289,19 @@ mod tests {
             "#  Player  Points  Games  W-D-L  Discs  {:>w$}      1      2\n\
              1  a          0.5      1  0-1-0      0  0 ± {e}      ·  0.5/1\n\
              1  bb         0.5      1  0-1-0      0  0 ± {e}  0.5/1      ·\n\n\
-             bb vs a: 1 games, pairs 0/½/1/1½/2 [0, 0, 0, 0, 0], draws 100.0 %, disc margin +0.0 (too few games)\n\
-             a: disc margin per game +0.0 (too few games)\n\
-             bb: disc margin per game +0.0 (too few games)\n",
+             First  Second  Games  Pairs 0-½-1-1½-2  Draws    Elo (pairs)  LOS           Disc margin\n\
+             bb     a           1         0-0-0-0-0  100 %  too few games    –  +0.0 (too few games)\n",
             "Elo",
         );
-        assert_eq!(render(&t, false), expected);
+        assert_eq!(render(&t, false, Layout::default()), expected);
     }
 
     #[test]
     fn colour_only_when_asked() {
         let t = sample();
-        let plain = render(&t, false);
+        let plain = render(&t, false, Layout::default());
         assert!(!plain.contains('\x1b'));
-        let coloured = render(&t, true);
+        let coloured = render(&t, true, Layout::default());
         assert!(coloured.starts_with(BOLD));
         assert!(coloured.contains(GREEN) && coloured.contains(RED));
         assert_eq!(strip(&coloured), plain);
@@ -261,10 +311,10 @@ mod tests {
     fn a_forfeits_column_only_when_a_game_was_forfeited() {
         let t = sample();
         assert!(t.standings.iter().all(|s| s.forfeits == 0));
-        assert!(!render(&t, false).contains(FORFEITS));
+        assert!(!render(&t, false, Layout::default()).contains(FORFEITS));
         let mut t = sample();
         t.standings[1].forfeits = 2;
-        let text = render(&t, true);
+        let text = render(&t, true, Layout::default());
         let plain = strip(&text);
         let lines: Vec<&str> = plain.lines().collect();
         assert!(lines[0].contains("W-D-L  Forfeits  Discs"), "{plain}");
@@ -279,7 +329,7 @@ mod tests {
     fn empty_table_is_a_header() {
         let t = crosstable(&[], &[]);
         assert_eq!(
-            render(&t, false),
+            render(&t, false, Layout::default()),
             "#  Player  Points  Games  W-D-L  Discs  Elo\n"
         );
     }
