@@ -55,7 +55,9 @@ pub struct RoundPairing {
 pub enum Unpairable {
     #[error("Swiss round {0} cannot be paired without a rematch or a second bye")]
     Rematch(u32),
-    #[error("Swiss round {0}: a field of {1} players is too large to weigh its pairings in 64 bits")]
+    #[error(
+        "Swiss round {0}: a field of {1} players is too large to weigh its pairings in 64 bits"
+    )]
     TooLarge(u32, usize),
 }
 
@@ -514,7 +516,12 @@ mod tests {
                     let byes: Vec<Option<usize>> = if n % 2 == 0 {
                         vec![None]
                     } else {
-                        order.iter().rev().filter(|&&p| !h.had_bye(p)).map(|&p| Some(p)).collect()
+                        order
+                            .iter()
+                            .rev()
+                            .filter(|&&p| !h.had_bye(p))
+                            .map(|&p| Some(p))
+                            .collect()
                     };
                     for bye in byes {
                         let ranked: Vec<usize> =
@@ -550,8 +557,8 @@ mod tests {
                     assert_eq!(seen.len(), ranked.len());
                     assert_eq!(cost, best, "trial {trial} n {n} round {round}: {got:?}");
                     for &(a, b) in &got.pairs {
-                        let (pa, pb) = [(2.0, 0.0), (1.0, 1.0), (0.0, 2.0), (1.5, 0.5)]
-                            [rng.gen_range(0..4)];
+                        let (pa, pb) =
+                            [(2.0, 0.0), (1.0, 1.0), (0.0, 2.0), (1.5, 0.5)][rng.gen_range(0..4)];
                         h.add_result(a, b, pa, pb);
                     }
                     if let Some(b) = got.bye {
