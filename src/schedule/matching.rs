@@ -679,17 +679,18 @@ mod tests {
             let n = rng.gen_range(1..=12);
             let density = [0.2, 0.5, 1.0][case % 3];
             let top = [3, 20, 1_000_000][case % 5 % 3];
-            let mut w = vec![vec![None; n]; n];
             let mut edges = Vec::new();
             for i in 0..n {
                 for j in i + 1..n {
                     if rng.gen_bool(density) {
-                        let x = rng.gen_range(0..=top);
-                        w[i][j] = Some(x);
-                        w[j][i] = Some(x);
-                        edges.push((i, j, x));
+                        edges.push((i, j, rng.gen_range(0..=top)));
                     }
                 }
+            }
+            let mut w = vec![vec![None; n]; n];
+            for &(i, j, x) in &edges {
+                w[i][j] = Some(x);
+                w[j][i] = Some(x);
             }
             let s = max_weight_matching(n, &edges);
             for (v, m) in s.mate.iter().enumerate() {

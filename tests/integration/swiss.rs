@@ -29,12 +29,13 @@ fn rule_cost(halves: &[i64], i: usize, j: usize) -> (i64, i64) {
     (0, (d - g / 2).abs())
 }
 
-/// networkx's best (Σ primary, Σ secondary) of each instance (ranks, and
-/// the allowed pairs with their costs), or `None` where it finds no
-/// perfect matching.
-fn networkx_optimum(
-    instances: &[(usize, Vec<(usize, usize, i64, i64)>)],
-) -> Vec<Option<(i64, i64)>> {
+/// One round to pair: its number of players (ranks), and the allowed
+/// pairs (i, j, primary, secondary).
+type Instance = (usize, Vec<(usize, usize, i64, i64)>);
+
+/// networkx's best (Σ primary, Σ secondary) of each instance, or `None`
+/// where it finds no perfect matching.
+fn networkx_optimum(instances: &[Instance]) -> Vec<Option<(i64, i64)>> {
     let script = r#"
 import json, sys
 import networkx as nx
