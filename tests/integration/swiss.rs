@@ -183,7 +183,11 @@ fn a_thousand_player_swiss_resumed_mid_round_pairs_as_uninterrupted() {
         .spawn()
         .unwrap();
     assert!(
-        wait_until(600, || records(&s).len() >= n + 200),
+        wait_until(600, || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let text = std::fs::read(s.join("results/games.jsonl")).unwrap_or_default();
+            text.iter().filter(|&&b| b == b'\n').count() >= n + 200
+        }),
         "round 2 was reached"
     );
     child.kill().unwrap();
