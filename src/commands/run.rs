@@ -398,14 +398,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         for round in 1..=batches {
             let batch = if swiss {
                 let played = crate::rating::swiss::rounds(&records);
-                let pairings = schedule::swiss::replay(&names, &played, round)
-                    .map_err(HarnessError::ScheduleChanged)?;
+                // Paired from the records of the earlier rounds (all played:
+                // a round with games left stops the loop below).
+                let pairing = schedule::swiss::pair_next(&names, &played, round)
+                    .map_err(|e| HarnessError::ScheduleChanged(e.to_string()))?;
                 let opening = &openings[(round as usize - 1) % openings.len()];
-                let pairing = pairings.last().expect("round >= 1");
                 if let Some(b) = pairing.bye {
                     tracing::info!("Swiss round {round}: bye for {}", names[b]);
                 }
-                schedule::swiss::round_games(&names, pairing, round, opening)
+                schedule::swiss::round_games(&names, &pairing, round, opening)
             } else {
                 games.clone()
             };

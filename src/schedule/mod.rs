@@ -4,6 +4,7 @@
 //! Owns the order of games and their concurrency; the results store and
 //! resume decisions live in `results`, the games themselves in `referee`.
 
+mod matching;
 mod pairings;
 mod pool;
 pub mod sprt_stop;
@@ -50,7 +51,7 @@ pub fn build(config: &Config) -> Vec<ScheduledGame> {
             gauntlet(names.len(), champion)
         }
         Format::Swiss => {
-            let first = swiss::pair_round(&swiss::History::new(names.len()))
+            let first = swiss::pair_round(&swiss::History::new(names.len()), 1)
                 .expect("a first round always pairs");
             let openings = openings(config);
             return swiss::round_games(&names, &first, 1, &openings[0]);

@@ -25,4 +25,5 @@ mod records;
 mod referee;
 mod rules;
 mod shards;
+mod swiss;
 mod tournament;

@@ -1,7 +1,7 @@
 //! Test tiers: what a test needs beyond cargo and python3, and what it does
 //! when that is missing.
 //!
-//! Owns the list of extra tools (interpreters, Chromium, the shared-drive
+//! Owns the list of extra tools (interpreters, Chromium, networkx, the shared-drive
 //! kits on sshfs and on SMB, root) with the Debian package of each, and the one rule: on a
 //! machine without one, the test that needs it is skipped with ONE line on
 //! the terminal naming what is missing and the `apt-get install` that
@@ -22,6 +22,8 @@ pub enum Need {
     Program(&'static str, &'static str),
     /// A file at a fixed path (e.g. `/usr/sbin/sshd`), and its package.
     File(&'static str, &'static str),
+    /// A module `python3` can import, and the Debian package of it.
+    PythonModule(&'static str, &'static str),
     /// Running as root (mounts, `setpriv` to another user).
     Root,
 }
@@ -33,6 +35,9 @@ pub const NODE: Need = Need::Program("node", "nodejs");
 pub const CHROMIUM: Need = Need::Program("chromium", "chromium");
 pub const FAKETIME: Need = Need::Program("faketime", "faketime");
 pub const ROOT: Need = Need::Root;
+/// networkx, the independent matching solver the Swiss pairings are
+/// checked against.
+pub const NETWORKX: Need = Need::PythonModule("networkx", "python3-networkx");
 /// gtp-rhino, the GTP engine of issue 16 (Debian puts it in /usr/games).
 pub const GTP_RHINO: Need = Need::File("/usr/games/gtp-rhino", "grhino");
 
@@ -91,20 +96,26 @@ impl Need {
         match self {
             Need::Program(p, _) => on_path(p),
             Need::File(f, _) => Path::new(f).exists(),
+            Need::PythonModule(m, _) => std::process::Command::new("python3")
+                .args(["-c", &format!("import {m}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success()),
             Need::Root => is_root(),
         }
     }
 
     fn name(self) -> &'static str {
         match self {
-            Need::Program(p, _) | Need::File(p, _) => p,
+            Need::Program(p, _) | Need::File(p, _) | Need::PythonModule(p, _) => p,
             Need::Root => "root",
         }
     }
 
     fn package(self) -> Option<&'static str> {
         match self {
-            Need::Program(_, pkg) | Need::File(_, pkg) => Some(pkg),
+            Need::Program(_, pkg) | Need::File(_, pkg) | Need::PythonModule(_, pkg) => Some(pkg),
             Need::Root => None,
         }
     }

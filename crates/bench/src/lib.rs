@@ -15,6 +15,7 @@ mod sandbox_cost;
 mod shares;
 mod siege;
 pub mod stats;
+mod swiss;
 mod sys;
 pub mod table;
 mod tourney;
@@ -161,7 +162,7 @@ impl Rows {
 
 /// `TOURNAMENT_BENCH_ONLY=handoff,perft` runs only those sections (for
 /// profiling one of them); unset, all: handoff, throughput, libraries, idle,
-/// sandbox, perft, scale, serve, siege, shares.
+/// sandbox, perft, scale, serve, siege, shares, swiss, swiss-event.
 fn wanted(section: &str) -> bool {
     match std::env::var("TOURNAMENT_BENCH_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == section),
@@ -259,6 +260,12 @@ pub fn run(quick: bool) -> anyhow::Result<usize> {
     }
     if wanted("shares") {
         shares::rows(&plan, temp, &mut rows);
+    }
+    if wanted("swiss") {
+        swiss::pairing_rows(&plan, &mut rows);
+    }
+    if wanted("swiss-event") {
+        swiss::event_rows(&plan, temp, &mut rows);
     }
 
     let rows = rows.0;
