@@ -245,6 +245,15 @@ pub struct PlayArgs {
     /// A person's milliseconds per move (default: 600000, ten minutes).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub human_ms: Option<u64>,
+    /// A person plays on a game clock of this many milliseconds for the
+    /// whole game instead of a time per move (e.g. 900000: 15 minutes);
+    /// running out of it is a loss on time.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "human_ms")]
+    pub human_clock_ms: Option<u64>,
+    /// Milliseconds added to a person's game clock after each of their
+    /// moves (with --human-clock-ms; default 0).
+    #[arg(long, requires = "human_clock_ms")]
+    pub human_increment_ms: Option<u64>,
     /// Milliseconds from NEW to READY (default: tournament.toml's, else 10000).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub startup_ms: Option<u64>,

@@ -14,7 +14,9 @@ use crate::event::{EventSink, Fanout};
 use crate::mailbox::{BoardLock, LockOptions, DEFAULT_STALE};
 use crate::player::{become_subreaper, Instance};
 use crate::referee::person::PERSON_MOVE_MS;
-use crate::referee::{play_seats, GameSpec, MailboxSeat, PersonSeat, Rules, Seat, TimeControl};
+use crate::referee::{
+    play_seats_timed, GameClock, GameSpec, MailboxSeat, PersonSeat, Rules, Seat, TimeControl,
+};
 use crate::report::{ConsoleReporter, LogReporter};
 
 use super::players::{optional_config, resolve};
@@ -119,9 +121,15 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     };
     let kb = first(&black.name);
     let kw = if same { kb + 1 } else { first(&white.name) };
-    let person_ms = args.human_ms.unwrap_or(PERSON_MOVE_MS);
-    let mut b = side(&people[0], black, &lock, kb, person_ms)?;
-    let mut w = side(&people[1], white, &lock, kw, person_ms)?;
+    let person_time = PersonTime {
+        move_ms: args.human_ms.unwrap_or(PERSON_MOVE_MS),
+        clock: args.human_clock_ms.map(|base_ms| GameClock {
+            base_ms,
+            increment_ms: args.human_increment_ms.unwrap_or(0),
+        }),
+    };
+    let mut b = side(&people[0], black, &lock, kb, person_time)?;
+    let mut w = side(&people[1], white, &lock, kw, person_time)?;
     let spec = GameSpec {
         id,
         round: 1,
@@ -134,7 +142,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     if !args.json {
         sinks.push(Box::new(ConsoleReporter::new(std::io::stdout())));
     }
-    let record = {
+    let (record, times) = {
         let (mut bm, mut wm);
         let bs: &mut dyn Seat = match &mut b {
             Side::Person(p) => p,
@@ -150,12 +158,12 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
                 &mut wm
             }
         };
-        play_seats(&spec, [bs, ws], &Fanout(sinks))?
+        play_seats_timed(&spec, [bs, ws], &Fanout(sinks))?
     };
     drop((b, w));
     crate::mailbox::sweep_temp_files(lock.access());
     if let Some(results) = &results {
-        if let Err(e) = crate::report::ggf::write_game_file(results, &record) {
+        if let Err(e) = crate::report::ggf::write_game_file_timed(results, &record, Some(&times)) {
             tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
         }
     }
@@ -182,15 +190,28 @@ enum Side {
     Bot(Box<Instance>),
 }
 
+/// A person's time: per move, or a game clock.
+#[derive(Clone, Copy)]
+struct PersonTime {
+    move_ms: u64,
+    clock: Option<GameClock>,
+}
+
 fn side(
     person: &Option<String>,
     spec: Arc<crate::player::PlayerSpec>,
     lock: &BoardLock,
     k: u32,
-    person_ms: u64,
+    time: PersonTime,
 ) -> Result<Side, HarnessError> {
     Ok(match person {
-        Some(name) => Side::Person(PersonSeat::at_terminal(name, person_ms)),
+        Some(name) => {
+            let seat = PersonSeat::at_terminal(name, time.move_ms);
+            Side::Person(match time.clock {
+                Some(clock) => seat.with_clock(clock),
+                None => seat,
+            })
+        }
         None => Side::Bot(Box::new(
             Instance::on(spec, lock.access(), k).map_err(HarnessError::from)?,
         )),

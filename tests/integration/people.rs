@@ -1,5 +1,6 @@
 //! Issue 28, at the terminal: a person plays a whole game against a
-//! built-in bot through a real pseudo-terminal, typing what people type.
+//! built-in bot through a real pseudo-terminal, typing what people type;
+//! and on a game clock, recorded in the GGF file.
 
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -62,8 +63,20 @@ fn next_prompt(term: &mut std::fs::File, shown: &mut String, answered: usize) ->
     shown.matches(PROMPT).count() > answered
 }
 
-#[test]
-fn a_person_at_a_terminal_plays_a_whole_game_and_typos_are_asked_again() {
+/// What a game at the terminal left: what the terminal showed, the record
+/// (`--json`), the squares the person typed, and the scratch folder.
+struct TerminalGame {
+    shown: String,
+    record: serde_json::Value,
+    typed: Vec<String>,
+    folder: Scratch,
+}
+
+/// Runs `tournament play ARGS --json` with its stdin and stdout on a
+/// pseudo-terminal; the person first types each of `mistakes` (an entry
+/// and the words it must be refused with), then the first legal move
+/// shown each time (the first in capitals) until the game is over.
+fn play_at_terminal(args: &[&str], mistakes: &[(&str, &str)]) -> TerminalGame {
     let s = Scratch::new();
     let (mut term, slave) = openpty();
     let out = slave.try_clone().unwrap();
@@ -71,18 +84,9 @@ fn a_person_at_a_terminal_plays_a_whole_game_and_typos_are_asked_again() {
         .env_remove("TOURNAMENT_LOG")
         .env("NO_COLOR", "1")
         .current_dir(s.path())
-        .args([
-            "play",
-            "--black",
-            "human:ann",
-            "--white",
-            "greedy",
-            "--size",
-            "6",
-            "--board",
-            "board",
-            "--json",
-        ])
+        .arg("play")
+        .args(args)
+        .arg("--json")
         .stdin(Stdio::from(slave))
         .stdout(Stdio::from(out))
         .stderr(Stdio::piped())
@@ -91,19 +95,12 @@ fn a_person_at_a_terminal_plays_a_whole_game_and_typos_are_asked_again() {
     let mut shown = String::new();
     let mut answered = 0;
     let mut typed = Vec::new();
-    // A typo, an occupied square and a pass with moves left: each refused
-    // with why, then asked again.
-    for (entry, why) in [
-        ("z9", "is not a square"),
-        ("c3", "is taken"),
-        ("pass", "you cannot pass"),
-    ] {
+    for (entry, why) in mistakes {
         assert!(next_prompt(&mut term, &mut shown, answered), "{shown}");
         writeln!(term, "{entry}").unwrap();
         answered += 1;
         read_until(&mut term, &mut shown, 30, |s| s.contains(why));
     }
-    // Then the first legal move each time, in capitals once, till the end.
     while next_prompt(&mut term, &mut shown, answered) {
         let before_prompt = &shown[..shown.rfind(PROMPT).unwrap()];
         let legal = before_prompt
@@ -137,15 +134,161 @@ fn a_person_at_a_terminal_plays_a_whole_game_and_typos_are_asked_again() {
         .find(|l| l.trim_start().starts_with('{'))
         .unwrap_or_else(|| panic!("no record:\n{shown}"));
     let record: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
-    assert_eq!(record["black"], "ann", "{record}");
+    TerminalGame {
+        shown,
+        record,
+        typed,
+        folder: s,
+    }
+}
+
+/// The record names `person` as black, ends normally, holds every square
+/// typed, and replays by the rules to the end of a game on `size`.
+fn assert_a_whole_legal_game(game: &TerminalGame, person: &str, size: u8) {
+    let record = &game.record;
+    assert_eq!(record["black"], person, "{record}");
     assert_eq!(record["reason"], "normal", "{record}");
     assert!(record["forfeit"].is_null(), "{record}");
-    // Every move the person typed is in the transcript, which the rules
-    // replay to the end of a game.
     let transcript = record["transcript"].as_str().unwrap().to_string();
-    for sq in &typed {
+    for sq in &game.typed {
         assert!(transcript.contains(sq.as_str()), "{sq} not in {transcript}");
     }
-    let (_, end) = othello::replay_transcript(othello::Position::start(6), &transcript).unwrap();
+    let (_, end) = othello::replay_transcript(othello::Position::start(size), &transcript).unwrap();
     assert!(end.is_over(), "{transcript}");
+}
+
+#[test]
+fn a_person_at_a_terminal_plays_a_whole_game_and_typos_are_asked_again() {
+    // A typo, an occupied square and a pass with moves left: each refused
+    // with why, then asked again.
+    let game = play_at_terminal(
+        &[
+            "--black",
+            "human:ann",
+            "--white",
+            "greedy",
+            "--size",
+            "6",
+            "--board",
+            "board",
+        ],
+        &[
+            ("z9", "is not a square"),
+            ("c3", "is taken"),
+            ("pass", "you cannot pass"),
+        ],
+    );
+    assert_a_whole_legal_game(&game, "ann", 6);
+}
+
+/// Reads the properties of the one game in a GGF file, independently of
+/// the project's code: a few lines of Python, as another program would.
+const GGF_READER: &str = r#"
+import re, sys, json
+text = open(sys.argv[1]).read().strip()
+assert text.startswith("(;") and text.endswith(";)"), text
+props = {}
+for key, value in re.findall(r"([A-Z]+)\[([^\]]*)\]", text):
+    props.setdefault(key, []).append(value)
+def ms(t):
+    # [h:]m:ss[.mmm] -> milliseconds
+    secs = 0.0
+    for part in t.split(":"):
+        secs = secs * 60 + float(part)
+    return round(secs * 1000)
+def clock(v):
+    main, inc, ext = v.split("/")
+    inc, _, opts = inc.partition(",")
+    return {"main_ms": ms(main), "inc_ms": ms(inc) if inc else 0, "options": opts}
+out = {k: clock(props[k][0]) for k in ("TI", "TB", "TW") if k in props}
+out["plies"] = len(props.get("B", [])) + len(props.get("W", []))
+out["RE"] = props["RE"][0]
+print(json.dumps(out))
+"#;
+
+#[test]
+fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() {
+    // 60 s + 1 s a move for the person, 200 ms a move for the bot.
+    let game = play_at_terminal(
+        &[
+            "--black",
+            "human:ann",
+            "--white",
+            "greedy",
+            "--size",
+            "6",
+            "--board",
+            "board",
+            "--move-ms",
+            "200",
+            "--human-clock-ms",
+            "60000",
+            "--human-increment-ms",
+            "1000",
+        ],
+        &[("z9", "is not a square")],
+    );
+    assert_a_whole_legal_game(&game, "ann", 6);
+    // Both clocks shown before the first move: the whole minute, and the
+    // bot's limit per move.
+    assert!(
+        game.shown
+            .contains("clocks: you 1:00 left (+1 s a move) · greedy 0.2 s a move"),
+        "{}",
+        game.shown
+    );
+    // The time the person took is what came off the clock: every later
+    // prompt shows what is left, never more than a minute plus increments.
+    let lefts: Vec<&str> = game
+        .shown
+        .lines()
+        .filter_map(|l| l.strip_prefix("clocks: you "))
+        .collect();
+    assert_eq!(lefts.len(), game.typed.len(), "{}", game.shown);
+    let seconds = |shown: &str| -> f64 {
+        let t = shown.split(" left").next().unwrap();
+        match t.split_once(':') {
+            Some((m, s)) => m.parse::<f64>().unwrap() * 60.0 + s.parse::<f64>().unwrap(),
+            None => t.trim_end_matches(" s").parse().unwrap(),
+        }
+    };
+    for (k, left) in lefts.iter().enumerate() {
+        let left = seconds(left);
+        let most = 60.0 + k as f64;
+        assert!(
+            left <= most && left > most - 30.0,
+            "move {k}: {left} s left"
+        );
+    }
+    let id = game.record["id"].as_str().unwrap();
+    let ggf = game.folder.join(&format!("results/games/{id}.ggf"));
+    let out = std::process::Command::new("python3")
+        .args(["-c", GGF_READER])
+        .arg(&ggf)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(&ggf).unwrap_or_default()
+    );
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        read["TB"],
+        serde_json::json!({"main_ms": 60000, "inc_ms": 1000, "options": ""}),
+        "{read}"
+    );
+    assert_eq!(
+        read["TW"],
+        serde_json::json!({"main_ms": 200, "inc_ms": 200, "options": "N1"}),
+        "{read}"
+    );
+    assert!(read["TI"].is_null(), "{read}");
+    let moves = game.record["moves"].as_array().unwrap().len();
+    assert_eq!(read["plies"], moves, "{read}");
+    assert!(
+        !read["RE"].as_str().unwrap().contains(':'),
+        "played to the end, no forfeit: {read}"
+    );
 }
