@@ -27,7 +27,19 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
     crate::config::check_opening(size, &args.start)
         .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
-    let people = [person(&args.black), person(&args.white)];
+    // `human`, `human:NAME`, or a player of the tournament file that is a
+    // person (`human = true`, with their own time unless flags say).
+    let configured = |text: &str| {
+        cfg.and_then(|c| c.player(text))
+            .and_then(|p| match p.launch {
+                crate::player::Launch::Person { move_ms, clock } => {
+                    Some(PersonTime { move_ms, clock })
+                }
+                _ => None,
+            })
+    };
+    let people = [&args.black, &args.white]
+        .map(|t| person(t).or_else(|| configured(t).map(|_| t.to_string())));
     let bot_or_stand_in = |text: &str, who: &Option<String>| match who {
         // A person's place in the bot set-up below: never started.
         Some(_) => resolve("random", None, args.seed),
@@ -128,8 +140,13 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
             increment_ms: args.human_increment_ms.unwrap_or(0),
         }),
     };
-    let mut b = side(&people[0], black, &lock, kb, person_time)?;
-    let mut w = side(&people[1], white, &lock, kw, person_time)?;
+    let flags_say = args.human_ms.is_some() || args.human_clock_ms.is_some();
+    let time_of = |text: &str| match configured(text) {
+        Some(own) if !flags_say => own,
+        _ => person_time,
+    };
+    let mut b = side(&people[0], black, &lock, kb, time_of(&args.black))?;
+    let mut w = side(&people[1], white, &lock, kw, time_of(&args.white))?;
     let spec = GameSpec {
         id,
         round: 1,

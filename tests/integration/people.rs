@@ -55,10 +55,16 @@ fn read_until(
 
 const PROMPT: &str = "your move> ";
 
-/// Waits for the prompt after `answered` prompts were answered, or the end.
-fn next_prompt(term: &mut std::fs::File, shown: &mut String, answered: usize) -> bool {
+/// Waits for the prompt after `answered` prompts were answered, or the
+/// end of the last of `games` games.
+fn next_prompt(
+    term: &mut std::fs::File,
+    shown: &mut String,
+    answered: usize,
+    games: usize,
+) -> bool {
     read_until(term, shown, 60, |s| {
-        s.matches(PROMPT).count() > answered || s.contains("game over")
+        s.matches(PROMPT).count() > answered || s.matches("game over").count() >= games
     });
     shown.matches(PROMPT).count() > answered
 }
@@ -78,15 +84,42 @@ struct TerminalGame {
 /// shown each time (the first in capitals) until the game is over.
 fn play_at_terminal(args: &[&str], mistakes: &[(&str, &str)]) -> TerminalGame {
     let s = Scratch::new();
+    let mut args = args.to_vec();
+    args.insert(0, "play");
+    args.push("--json");
+    let (shown, typed) = at_terminal(&s, &args, mistakes, 1, "\"id\"");
+    let json = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or_else(|| panic!("no record:\n{shown}"));
+    let record: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    TerminalGame {
+        shown,
+        record,
+        typed,
+        folder: s,
+    }
+}
+
+/// Runs `tournament ARGS` in `s` with its stdin and stdout on a
+/// pseudo-terminal, the person typing `mistakes` then the first legal
+/// move each time through `games` games, until the terminal shows
+/// `last`; it must end well. What the terminal showed, and the squares
+/// typed.
+fn at_terminal(
+    s: &Scratch,
+    args: &[&str],
+    mistakes: &[(&str, &str)],
+    games: usize,
+    last: &str,
+) -> (String, Vec<String>) {
     let (mut term, slave) = openpty();
     let out = slave.try_clone().unwrap();
     let mut child = std::process::Command::new(tournament_bin())
         .env_remove("TOURNAMENT_LOG")
         .env("NO_COLOR", "1")
         .current_dir(s.path())
-        .arg("play")
         .args(args)
-        .arg("--json")
         .stdin(Stdio::from(slave))
         .stdout(Stdio::from(out))
         .stderr(Stdio::piped())
@@ -96,12 +129,15 @@ fn play_at_terminal(args: &[&str], mistakes: &[(&str, &str)]) -> TerminalGame {
     let mut answered = 0;
     let mut typed = Vec::new();
     for (entry, why) in mistakes {
-        assert!(next_prompt(&mut term, &mut shown, answered), "{shown}");
+        assert!(
+            next_prompt(&mut term, &mut shown, answered, games),
+            "{shown}"
+        );
         writeln!(term, "{entry}").unwrap();
         answered += 1;
         read_until(&mut term, &mut shown, 30, |s| s.contains(why));
     }
-    while next_prompt(&mut term, &mut shown, answered) {
+    while next_prompt(&mut term, &mut shown, answered, games) {
         let before_prompt = &shown[..shown.rfind(PROMPT).unwrap()];
         let legal = before_prompt
             .lines()
@@ -117,9 +153,9 @@ fn play_at_terminal(args: &[&str], mistakes: &[(&str, &str)]) -> TerminalGame {
         writeln!(term, "{entry}").unwrap();
         answered += 1;
         typed.push(square);
-        assert!(typed.len() < 40, "{shown}");
+        assert!(typed.len() < 40 * games, "{shown}");
     }
-    read_until(&mut term, &mut shown, 30, |s| s.contains("\"id\""));
+    read_until(&mut term, &mut shown, 30, |s| s.contains(last));
     let status = child.wait().unwrap();
     let mut err = String::new();
     child
@@ -129,17 +165,7 @@ fn play_at_terminal(args: &[&str], mistakes: &[(&str, &str)]) -> TerminalGame {
         .read_to_string(&mut err)
         .unwrap();
     assert!(status.success(), "{err}\n{shown}");
-    let json = shown
-        .lines()
-        .find(|l| l.trim_start().starts_with('{'))
-        .unwrap_or_else(|| panic!("no record:\n{shown}"));
-    let record: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
-    TerminalGame {
-        shown,
-        record,
-        typed,
-        folder: s,
-    }
+    (shown, typed)
 }
 
 /// The record names `person` as black, ends normally, holds every square
@@ -206,6 +232,23 @@ out["RE"] = props["RE"][0]
 print(json.dumps(out))
 "#;
 
+/// The GGF file of game `id` in `results`, read by [`GGF_READER`].
+fn read_ggf(results: &std::path::Path, id: &str) -> serde_json::Value {
+    let ggf = results.join(format!("games/{id}.ggf"));
+    let out = std::process::Command::new("python3")
+        .args(["-c", GGF_READER])
+        .arg(&ggf)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(&ggf).unwrap_or_default()
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() {
     // 60 s + 1 s a move for the person, 200 ms a move for the bot.
@@ -261,19 +304,7 @@ fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() 
         );
     }
     let id = game.record["id"].as_str().unwrap();
-    let ggf = game.folder.join(&format!("results/games/{id}.ggf"));
-    let out = std::process::Command::new("python3")
-        .args(["-c", GGF_READER])
-        .arg(&ggf)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        std::fs::read_to_string(&ggf).unwrap_or_default()
-    );
-    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let read = read_ggf(&game.folder.join("results"), id);
     assert_eq!(
         read["TB"],
         serde_json::json!({"main_ms": 60000, "inc_ms": 1000, "options": ""}),
@@ -291,4 +322,60 @@ fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() 
         !read["RE"].as_str().unwrap().contains(':'),
         "played to the end, no forfeit: {read}"
     );
+}
+
+#[test]
+fn a_person_plays_their_games_of_a_run_at_the_terminal() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        r#"[tournament]
+name = "class"
+size = 6
+games-per-pairing = 2
+concurrency = 2
+
+[time]
+move-ms = 200
+
+[[player]]
+name = "ann"
+human = true
+clock-ms = 60000
+increment-ms = 1000
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#,
+    );
+    // A typo on the way is asked again, as in `play`.
+    let (shown, _) = at_terminal(&s, &["run"], &[("e", "is not a square")], 2, "game over");
+    assert!(
+        shown.contains("clocks: you 1:00 left (+1 s a move) · greedy 0.2 s a move"),
+        "{shown}"
+    );
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "{text}");
+    let mut colours = vec![];
+    for r in &records {
+        assert_eq!(r["reason"], "normal", "{r}");
+        let transcript = r["transcript"].as_str().unwrap();
+        let (_, end) = othello::replay_transcript(othello::Position::start(6), transcript).unwrap();
+        assert!(end.is_over(), "{transcript}");
+        let ann = if r["black"] == "ann" { "TB" } else { "TW" };
+        let bot = if ann == "TB" { "TW" } else { "TB" };
+        colours.push(ann);
+        let read = read_ggf(&s.join("results"), r["id"].as_str().unwrap());
+        assert_eq!(read[ann]["main_ms"], 60000, "{read}");
+        assert_eq!(read[ann]["inc_ms"], 1000, "{read}");
+        assert_eq!(read[bot]["main_ms"], 200, "{read}");
+        assert_eq!(read[bot]["options"], "N1", "{read}");
+    }
+    colours.sort();
+    assert_eq!(colours, ["TB", "TW"], "ann played both colours");
 }
