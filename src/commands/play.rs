@@ -162,14 +162,14 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let (record, times) = {
         let (mut bm, mut wm);
         let bs: &mut dyn Seat = match &mut b {
-            Side::Person(p) => p,
+            Side::Person(p) => p.as_mut(),
             Side::Bot(inst) => {
                 bm = MailboxSeat::new(inst);
                 &mut bm
             }
         };
         let ws: &mut dyn Seat = match &mut w {
-            Side::Person(p) => p,
+            Side::Person(p) => p.as_mut(),
             Side::Bot(inst) => {
                 wm = MailboxSeat::new(inst);
                 &mut wm
@@ -203,7 +203,7 @@ fn person(text: &str) -> Option<String> {
 /// One side of the game: a person at this terminal, or a bot's instance
 /// on the board.
 enum Side {
-    Person(PersonSeat),
+    Person(Box<PersonSeat>),
     Bot(Box<Instance>),
 }
 
@@ -224,10 +224,10 @@ fn side(
     Ok(match person {
         Some(name) => {
             let seat = PersonSeat::at_terminal(name, time.move_ms);
-            Side::Person(match time.clock {
+            Side::Person(Box::new(match time.clock {
                 Some(clock) => seat.with_clock(clock),
                 None => seat,
-            })
+            }))
         }
         None => Side::Bot(Box::new(
             Instance::on(spec, lock.access(), k).map_err(HarnessError::from)?,

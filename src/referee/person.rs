@@ -187,7 +187,7 @@ fn duration(ms: u64) -> String {
     if ms >= 60_000 {
         let s = ms / 1000;
         format!("{}:{:02}", s / 60, s % 60)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{}.{} s", ms / 1000, ms % 1000 / 100)

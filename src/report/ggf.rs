@@ -165,7 +165,7 @@ fn clock_time(ms: u64) -> String {
     } else {
         format!("{}:{:02}", s / 60, s % 60)
     };
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         text.push_str(&format!(".{:03}", ms % 1000));
     }
     text
