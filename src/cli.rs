@@ -43,6 +43,9 @@ pub enum Command {
     /// Run a built-in bot on a mailbox (what the referee spawns for
     /// `builtin = "..."` players).
     Bot(BotArgs),
+    /// Take the seat of a player started by hand (`wait = true`) and play
+    /// its games here, as a person, through the board's files.
+    Seat(SeatArgs),
     /// Check a bot against the protocol with scripted positions; exit
     /// status 0 only for a compliant bot.
     CheckBot(CheckBotArgs),
@@ -321,6 +324,21 @@ pub struct BotArgs {
     pub games: Option<u32>,
     /// The mailbox folder (default: $TOURNAMENT_MAILBOX, else the current folder).
     pub mailbox: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SeatArgs {
+    /// The player (declared `wait = true`) whose games you play.
+    pub name: String,
+    /// The message board folder (default: tournament.toml's, else ./board).
+    #[arg(long)]
+    pub board: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Leave after this many games (default: stay until stopped).
+    #[arg(long)]
+    pub games: Option<u32>,
 }
 
 #[derive(Debug, Args)]

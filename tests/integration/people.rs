@@ -379,3 +379,68 @@ builtin = "greedy"
     colours.sort();
     assert_eq!(colours, ["TB", "TW"], "ann played both colours");
 }
+
+#[test]
+fn a_person_takes_the_seat_of_a_player_started_by_hand_through_the_board() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        r#"[tournament]
+name = "class"
+size = 6
+
+[time]
+move-ms = 30000
+wait-ms = 60000
+
+[[player]]
+name = "ann"
+wait = true
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#,
+    );
+    // The referee in one process, the person's seat in another: they meet
+    // only through the board's files.
+    let mut referee = std::process::Command::new(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (shown, typed) = at_terminal(
+        &s,
+        &["seat", "ann", "--games", "1"],
+        &[("d33", "is not a square")],
+        1,
+        "game over",
+    );
+    assert!(!typed.is_empty(), "{shown}");
+    let done = wait_until(30, || referee.try_wait().unwrap().is_some());
+    if !done {
+        let _ = referee.kill();
+    }
+    let out = referee.wait_with_output().unwrap();
+    assert!(
+        done && out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(record["reason"], "normal", "{record}");
+    assert!(
+        record["black"] == "ann" || record["white"] == "ann",
+        "{record}"
+    );
+    let transcript = record["transcript"].as_str().unwrap();
+    for sq in &typed {
+        assert!(transcript.contains(sq.as_str()), "{sq} not in {transcript}");
+    }
+    let (_, end) = othello::replay_transcript(othello::Position::start(6), transcript).unwrap();
+    assert!(end.is_over(), "{transcript}");
+}
