@@ -444,3 +444,68 @@ builtin = "greedy"
     let (_, end) = othello::replay_transcript(othello::Position::start(6), transcript).unwrap();
     assert!(end.is_over(), "{transcript}");
 }
+
+#[test]
+fn two_people_play_each_other_through_the_board_with_a_seat_each() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        r#"[tournament]
+name = "two people"
+size = 4
+
+[time]
+move-ms = 30000
+wait-ms = 60000
+
+[[player]]
+name = "ann"
+wait = true
+
+[[player]]
+name = "bob"
+wait = true
+"#,
+    );
+    let mut referee = std::process::Command::new(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Each at their own terminal, side by side.
+    let typed: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let seats: Vec<_> = ["ann", "bob"]
+            .map(|name| {
+                let s = &s;
+                scope.spawn(move || {
+                    at_terminal(s, &["seat", name, "--games", "1"], &[], 1, "game over").1
+                })
+            })
+            .into_iter()
+            .collect();
+        seats.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let done = wait_until(30, || referee.try_wait().unwrap().is_some());
+    if !done {
+        let _ = referee.kill();
+    }
+    let out = referee.wait_with_output().unwrap();
+    assert!(
+        done && out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(record["reason"], "normal", "{record}");
+    let transcript = record["transcript"].as_str().unwrap();
+    let (_, end) = othello::replay_transcript(othello::Position::start(4), transcript).unwrap();
+    assert!(end.is_over(), "{transcript}");
+    // Every move of the game was typed by one of the two.
+    let plies = typed.iter().map(Vec::len).sum::<usize>();
+    assert_eq!(plies, transcript.len() / 2, "{typed:?} {transcript}");
+    assert!(typed.iter().all(|t| !t.is_empty()), "{typed:?}");
+}
