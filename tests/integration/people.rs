@@ -113,6 +113,19 @@ fn at_terminal(
     games: usize,
     last: &str,
 ) -> (String, Vec<String>) {
+    at_terminal_leaving(s, args, mistakes, games, last, None)
+}
+
+/// [`at_terminal`]; with `leave_after` moves typed, the program is killed
+/// at the next prompt (the person leaves mid-game).
+fn at_terminal_leaving(
+    s: &Scratch,
+    args: &[&str],
+    mistakes: &[(&str, &str)],
+    games: usize,
+    last: &str,
+    leave_after: Option<usize>,
+) -> (String, Vec<String>) {
     let (mut term, slave) = openpty();
     let out = slave.try_clone().unwrap();
     let mut child = std::process::Command::new(tournament_bin())
@@ -138,6 +151,11 @@ fn at_terminal(
         read_until(&mut term, &mut shown, 30, |s| s.contains(why));
     }
     while next_prompt(&mut term, &mut shown, answered, games) {
+        if leave_after == Some(typed.len()) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return (shown, typed);
+        }
         let before_prompt = &shown[..shown.rfind(PROMPT).unwrap()];
         let legal = before_prompt
             .lines()
@@ -508,4 +526,76 @@ wait = true
     let plies = typed.iter().map(Vec::len).sum::<usize>();
     assert_eq!(plies, transcript.len() / 2, "{typed:?} {transcript}");
     assert!(typed.iter().all(|t| !t.is_empty()), "{typed:?}");
+}
+
+#[test]
+fn a_seat_killed_mid_game_and_taken_again_continues_the_game() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        r#"[tournament]
+name = "comes back"
+size = 6
+
+[time]
+move-ms = 30000
+wait-ms = 60000
+
+[[player]]
+name = "ann"
+wait = true
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#,
+    );
+    let mut referee = std::process::Command::new(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seat = ["seat", "ann", "--games", "1"];
+    let (_, before) = at_terminal_leaving(&s, &seat, &[], 1, "", Some(2));
+    assert_eq!(before.len(), 2);
+    // Back: the move asked for while away is shown again, and the game
+    // goes on to its end.
+    let (shown, after) = at_terminal(&s, &seat, &[], 1, "game over");
+    assert!(!after.is_empty(), "{shown}");
+    let done = wait_until(30, || referee.try_wait().unwrap().is_some());
+    if !done {
+        let _ = referee.kill();
+    }
+    let out = referee.wait_with_output().unwrap();
+    assert!(
+        done && out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(record["reason"], "normal", "{record}");
+    let transcript = record["transcript"].as_str().unwrap();
+    let (_, end) = othello::replay_transcript(othello::Position::start(6), transcript).unwrap();
+    assert!(end.is_over(), "{transcript}");
+    let ann = if record["black"] == "ann" {
+        "black"
+    } else {
+        "white"
+    };
+    let ann_moves: Vec<&str> = record["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["color"] == ann && m["move"] != "pass")
+        .map(|m| m["move"].as_str().unwrap())
+        .collect();
+    let typed: Vec<&str> = before.iter().chain(&after).map(String::as_str).collect();
+    assert_eq!(
+        ann_moves, typed,
+        "every move of ann's, typed in the two sittings"
+    );
 }
