@@ -180,7 +180,10 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     drop((b, w));
     crate::mailbox::sweep_temp_files(lock.access());
     if let Some(results) = &results {
-        if let Err(e) = crate::report::ggf::write_game_file_timed(results, &record, Some(&times)) {
+        // The time controls of a game with a person (the record does not
+        // hold them); a game of bots keeps the file `export` writes.
+        let times = people.iter().any(Option::is_some).then_some(&times);
+        if let Err(e) = crate::report::ggf::write_game_file_timed(results, &record, times) {
             tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
         }
     }

@@ -25,9 +25,10 @@
 //!   rules.
 //! - `DT` is the start in GGF's `year.month.day_hour:minute:second.zone`
 //!   form, zone `UTC`; `PC` is `tournament`; `TY` is the board size.
-//! - The time control, where the referee writes the file right after the
-//!   game (`run`, `play`; the record itself does not hold it, so `export`
-//!   writes none): `TI[..]` when both sides play under the same one, else
+//! - The time control of a game with a person, where the referee writes
+//!   the file right after the game (`run`, `play`; the record does not
+//!   hold it, so `export` writes none, and a game of bots keeps the file
+//!   `export` writes): `TI[..]` when both sides play under the same one, else
 //!   `TB[..]` and `TW[..]`, in GGS's clock notation `main/increment/
 //!   extension` (skatgame.net/mburo/ggsa/clock), times as `[h:]m:ss`. A
 //!   game clock of 60 s plus 1 s a move is `1:00/0:01/`; a bot's limit per
