@@ -599,3 +599,59 @@ builtin = "greedy"
         "every move of ann's, typed in the two sittings"
     );
 }
+
+#[test]
+fn play_seats_a_person_of_the_tournament_file_with_their_own_clock() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        r#"[tournament]
+name = "club"
+size = 6
+
+[time]
+move-ms = 200
+
+[[player]]
+name = "ann"
+human = true
+clock-ms = 90000
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#,
+    );
+    let (shown, typed) = at_terminal(
+        &s,
+        &["play", "--black", "ann", "--white", "greedy", "--json"],
+        &[],
+        1,
+        "\"id\"",
+    );
+    assert!(
+        shown.contains("clocks: you 1:30 left · greedy 0.2 s a move"),
+        "{shown}"
+    );
+    let json = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or_else(|| panic!("no record:\n{shown}"));
+    let record: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let game = TerminalGame {
+        shown,
+        record,
+        typed,
+        folder: s,
+    };
+    assert_a_whole_legal_game(&game, "ann", 6);
+    let read = read_ggf(
+        &game.folder.join("results"),
+        game.record["id"].as_str().unwrap(),
+    );
+    assert_eq!(
+        read["TB"],
+        serde_json::json!({"main_ms": 90000, "inc_ms": 0, "options": ""}),
+        "{read}"
+    );
+}
