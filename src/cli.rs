@@ -43,6 +43,9 @@ pub enum Command {
     /// Run a built-in bot on a mailbox (what the referee spawns for
     /// `builtin = "..."` players).
     Bot(BotArgs),
+    /// Take the seat of a player started by hand (`wait = true`) and play
+    /// its games here, as a person, through the board's files.
+    Seat(SeatArgs),
     /// Check a bot against the protocol with scripted positions; exit
     /// status 0 only for a compliant bot.
     CheckBot(CheckBotArgs),
@@ -261,6 +264,15 @@ pub struct PlayArgs {
     /// A person's milliseconds per move (default: 600000, ten minutes).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub human_ms: Option<u64>,
+    /// A person plays on a game clock of this many milliseconds for the
+    /// whole game instead of a time per move (e.g. 900000: 15 minutes);
+    /// running out of it is a loss on time.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "human_ms")]
+    pub human_clock_ms: Option<u64>,
+    /// Milliseconds added to a person's game clock after each of their
+    /// moves (with --human-clock-ms; default 0).
+    #[arg(long, requires = "human_clock_ms")]
+    pub human_increment_ms: Option<u64>,
     /// Milliseconds from NEW to READY (default: tournament.toml's, else 10000).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub startup_ms: Option<u64>,
@@ -328,6 +340,21 @@ pub struct BotArgs {
     pub games: Option<u32>,
     /// The mailbox folder (default: $TOURNAMENT_MAILBOX, else the current folder).
     pub mailbox: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SeatArgs {
+    /// The player (declared `wait = true`) whose games you play.
+    pub name: String,
+    /// The message board folder (default: tournament.toml's, else ./board).
+    #[arg(long)]
+    pub board: Option<PathBuf>,
+    /// The tournament file (default: ./tournament.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Leave after this many games (default: stay until stopped).
+    #[arg(long)]
+    pub games: Option<u32>,
 }
 
 #[derive(Debug, Args)]

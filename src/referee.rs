@@ -22,7 +22,9 @@ use crate::player::{Instance, GRACE};
 use crate::protocol::Reply;
 use crate::record::{DiscCount, Forfeit, GameRecord};
 
-pub use self::core::{failure_reason, GameCore, Happened, Lost, Next, Outcome, SeatError};
+pub use self::core::{
+    failure_reason, ClockReading, GameCore, Happened, Lost, Next, Outcome, SeatError,
+};
 pub use person::PersonSeat;
 pub use seat::{GameError, MailboxSeat, PrepareError, ScriptedSeat, Seat, SendError};
 
@@ -49,6 +51,24 @@ impl Default for TimeControl {
             wait_ms: None,
         }
     }
+}
+
+/// A game clock of one side (a person's): `base_ms` for the whole game,
+/// plus `increment_ms` after each of its moves (Fischer's increment, as
+/// Othello events use). Its flag falling is a loss on time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameClock {
+    pub base_ms: u64,
+    pub increment_ms: u64,
+}
+
+/// The time control of one side in a game, as recorded (GGF `TI`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SideTime {
+    /// A limit per move (a bot's), with the event's bank if any.
+    PerMove { move_ms: u64, bank_ms: Option<u64> },
+    /// A game clock.
+    Game(GameClock),
 }
 
 /// The adjudication rules.
@@ -102,9 +122,20 @@ pub fn play_game(
 /// Plays one game between two seats (black first).
 pub fn play_seats(
     spec: &GameSpec,
-    mut seats: [&mut dyn Seat; 2],
+    seats: [&mut dyn Seat; 2],
     sink: &dyn EventSink,
 ) -> Result<GameRecord, GameError> {
+    play_seats_timed(spec, seats, sink).map(|(record, _)| record)
+}
+
+/// [`play_seats`], with the time control each side played under (black,
+/// white): the event's per move, or a seat's own (a person's game clock),
+/// for the GGF file's `TI`.
+pub fn play_seats_timed(
+    spec: &GameSpec,
+    mut seats: [&mut dyn Seat; 2],
+    sink: &dyn EventSink,
+) -> Result<(GameRecord, [SideTime; 2]), GameError> {
     let names = [seats[0].name().to_string(), seats[1].name().to_string()];
     let span = tracing::info_span!("game", id = %spec.id, black = %names[0], white = %names[1]);
     let _entered = span.enter();
@@ -115,6 +146,9 @@ pub fn play_seats(
     for (color, seat) in [Color::Black, Color::White].into_iter().zip(&seats) {
         if let Some(ms) = seat.own_move_ms() {
             core.set_move_ms(color, ms);
+        }
+        if let Some(clock) = seat.own_clock() {
+            core.set_clock(color, clock);
         }
     }
     sink.emit(&Event::GameStarted {
@@ -134,7 +168,7 @@ pub fn play_seats(
     driver.play(&mut seats)?;
     let record = driver.finish(&mut seats, &names, started)?;
     sink.emit(&Event::GameOver { record: &record });
-    Ok(record)
+    Ok((record, core.time_controls()))
 }
 
 fn color_of(i: usize) -> Color {
@@ -325,6 +359,7 @@ impl Driver<'_> {
                 return Ok(());
             };
             let seat = &mut *seats[color.index()];
+            seat.show_clocks(self.core.clocks());
             let t0 = Instant::now();
             if !deliver(self.core, seat, color, &request)? {
                 return Ok(());
@@ -629,6 +664,58 @@ mod tests {
             events.iter().filter(|e| e.starts_with("Illegal")).count(),
             1
         );
+    }
+
+    /// Input that never comes: a person who does not type.
+    struct Silence;
+
+    impl std::io::Read for Silence {
+        fn read(&mut self, _buf: &mut [u8]) -> std::io::Result<usize> {
+            std::thread::sleep(Duration::from_secs(3600));
+            Ok(0)
+        }
+    }
+
+    #[test]
+    fn a_person_whose_game_clock_runs_out_loses_on_time() {
+        let mut ann = PersonSeat::new(
+            "ann",
+            600_000,
+            std::io::BufReader::new(Silence),
+            Box::new(std::io::sink()),
+        )
+        .with_clock(GameClock {
+            base_ms: 300,
+            increment_ms: 1_000,
+        });
+        let mut w = ScriptedSeat::first_legal("w");
+        let t0 = Instant::now();
+        let (r, times) =
+            play_seats_timed(&spec(8, Rules::default()), [&mut ann, &mut w], &Silent).unwrap();
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "not its time per move"
+        );
+        assert_eq!((r.reason, r.result), (EndReason::Timeout, Winner::White));
+        assert_eq!(
+            r.forfeit.unwrap().detail,
+            "waiting for a move: no move typed before the game clock ran out"
+        );
+        assert_eq!(
+            times,
+            [
+                SideTime::Game(GameClock {
+                    base_ms: 300,
+                    increment_ms: 1_000
+                }),
+                SideTime::PerMove {
+                    move_ms: 100,
+                    bank_ms: None
+                }
+            ]
+        );
+        // Black never moved, so white was never asked for one.
+        assert!(!w.received.iter().any(|q| matches!(q, Request::Turn { .. })));
     }
 
     /// A seat that plays a legal move chosen by `seed` (passing when it has

@@ -15,6 +15,7 @@ mod players;
 mod replay;
 mod report;
 mod run;
+mod seat;
 mod serve;
 mod watch;
 
@@ -35,5 +36,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => serve::run(&args),
         Command::Perft(args) => perft::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Seat(args) => seat::run(&args),
     }
 }

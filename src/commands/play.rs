@@ -14,7 +14,9 @@ use crate::event::{EventSink, Fanout};
 use crate::mailbox::{BoardLock, LockOptions, DEFAULT_STALE};
 use crate::player::{become_subreaper, Instance};
 use crate::referee::person::PERSON_MOVE_MS;
-use crate::referee::{play_seats, GameSpec, MailboxSeat, PersonSeat, Rules, Seat, TimeControl};
+use crate::referee::{
+    play_seats_timed, GameClock, GameSpec, MailboxSeat, PersonSeat, Rules, Seat, TimeControl,
+};
 use crate::report::{ConsoleReporter, LogReporter};
 
 use super::players::{optional_config, resolve};
@@ -25,7 +27,19 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     let size = args.size.or(cfg.map(|c| c.size)).unwrap_or(8);
     crate::config::check_opening(size, &args.start)
         .map_err(|e| HarnessError::Config(format!("--start `{}`: {e}", args.start)))?;
-    let people = [person(&args.black), person(&args.white)];
+    // `human`, `human:NAME`, or a player of the tournament file that is a
+    // person (`human = true`, with their own time unless flags say).
+    let configured = |text: &str| {
+        cfg.and_then(|c| c.player(text))
+            .and_then(|p| match p.launch {
+                crate::player::Launch::Person { move_ms, clock } => {
+                    Some(PersonTime { move_ms, clock })
+                }
+                _ => None,
+            })
+    };
+    let people = [&args.black, &args.white]
+        .map(|t| person(t).or_else(|| configured(t).map(|_| t.to_string())));
     let bot_or_stand_in = |text: &str, who: &Option<String>| match who {
         // A person's place in the bot set-up below: never started.
         Some(_) => resolve("random", None, args.seed),
@@ -119,9 +133,20 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     };
     let kb = first(&black.name);
     let kw = if same { kb + 1 } else { first(&white.name) };
-    let person_ms = args.human_ms.unwrap_or(PERSON_MOVE_MS);
-    let mut b = side(&people[0], black, &lock, kb, person_ms)?;
-    let mut w = side(&people[1], white, &lock, kw, person_ms)?;
+    let person_time = PersonTime {
+        move_ms: args.human_ms.unwrap_or(PERSON_MOVE_MS),
+        clock: args.human_clock_ms.map(|base_ms| GameClock {
+            base_ms,
+            increment_ms: args.human_increment_ms.unwrap_or(0),
+        }),
+    };
+    let flags_say = args.human_ms.is_some() || args.human_clock_ms.is_some();
+    let time_of = |text: &str| match configured(text) {
+        Some(own) if !flags_say => own,
+        _ => person_time,
+    };
+    let mut b = side(&people[0], black, &lock, kb, time_of(&args.black))?;
+    let mut w = side(&people[1], white, &lock, kw, time_of(&args.white))?;
     let spec = GameSpec {
         id,
         round: 1,
@@ -134,28 +159,31 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
     if !args.json {
         sinks.push(Box::new(ConsoleReporter::new(std::io::stdout())));
     }
-    let record = {
+    let (record, times) = {
         let (mut bm, mut wm);
         let bs: &mut dyn Seat = match &mut b {
-            Side::Person(p) => p,
+            Side::Person(p) => p.as_mut(),
             Side::Bot(inst) => {
                 bm = MailboxSeat::new(inst);
                 &mut bm
             }
         };
         let ws: &mut dyn Seat = match &mut w {
-            Side::Person(p) => p,
+            Side::Person(p) => p.as_mut(),
             Side::Bot(inst) => {
                 wm = MailboxSeat::new(inst);
                 &mut wm
             }
         };
-        play_seats(&spec, [bs, ws], &Fanout(sinks))?
+        play_seats_timed(&spec, [bs, ws], &Fanout(sinks))?
     };
     drop((b, w));
     crate::mailbox::sweep_temp_files(lock.access());
     if let Some(results) = &results {
-        if let Err(e) = crate::report::ggf::write_game_file(results, &record) {
+        // The time controls of a game with a person (the record does not
+        // hold them); a game of bots keeps the file `export` writes.
+        let times = people.iter().any(Option::is_some).then_some(&times);
+        if let Err(e) = crate::report::ggf::write_game_file_timed(results, &record, times) {
             tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
         }
     }
@@ -178,8 +206,15 @@ fn person(text: &str) -> Option<String> {
 /// One side of the game: a person at this terminal, or a bot's instance
 /// on the board.
 enum Side {
-    Person(PersonSeat),
+    Person(Box<PersonSeat>),
     Bot(Box<Instance>),
+}
+
+/// A person's time: per move, or a game clock.
+#[derive(Clone, Copy)]
+struct PersonTime {
+    move_ms: u64,
+    clock: Option<GameClock>,
 }
 
 fn side(
@@ -187,10 +222,16 @@ fn side(
     spec: Arc<crate::player::PlayerSpec>,
     lock: &BoardLock,
     k: u32,
-    person_ms: u64,
+    time: PersonTime,
 ) -> Result<Side, HarnessError> {
     Ok(match person {
-        Some(name) => Side::Person(PersonSeat::at_terminal(name, person_ms)),
+        Some(name) => {
+            let seat = PersonSeat::at_terminal(name, time.move_ms);
+            Side::Person(Box::new(match time.clock {
+                Some(clock) => seat.with_clock(clock),
+                None => seat,
+            }))
+        }
         None => Side::Bot(Box::new(
             Instance::on(spec, lock.access(), k).map_err(HarnessError::from)?,
         )),

@@ -13,7 +13,7 @@ use crate::event::{EventSink, Fanout};
 use crate::mailbox::{BoardLock, LockOptions};
 use crate::player::{become_subreaper, PlayerSpec};
 use crate::record::GameRecord;
-use crate::referee::GameSpec;
+use crate::referee::{GameSpec, PersonSeat, SideTime};
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
 use crate::results::{check_schedule, ResultStore, StoredSchedule};
 use crate::schedule::sprt_stop::SprtStop;
@@ -70,6 +70,26 @@ fn startable(p: &crate::player::PlayerSpec, board: &std::path::Path) -> Result<(
         }
         _ => Ok(()),
     }
+}
+
+/// The time control of each side of a game with the person at this
+/// terminal in it (for its GGF file's `TI`); `None` for a game of bots,
+/// whose GGF file stays what `export` writes from the record.
+fn person_times(config: &Config, record: &GameRecord) -> Option<[SideTime; 2]> {
+    let bots = SideTime::PerMove {
+        move_ms: config.time.move_ms,
+        bank_ms: config.time.bank_ms,
+    };
+    let side = |name: &str| match config.player(name).map(|p| &p.launch) {
+        Some(crate::player::Launch::Person { clock: Some(c), .. }) => Some(SideTime::Game(*c)),
+        Some(crate::player::Launch::Person { move_ms, .. }) => Some(SideTime::PerMove {
+            move_ms: *move_ms,
+            bank_ms: config.time.bank_ms,
+        }),
+        _ => None,
+    };
+    let (b, w) = (side(&record.black), side(&record.white));
+    (b.is_some() || w.is_some()).then(|| [b.unwrap_or(bots), w.unwrap_or(bots)])
 }
 
 /// Says once which protections the bots' sandbox lacks on this machine
@@ -212,6 +232,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(c) = args.concurrency {
         config.concurrency = c.max(1);
     }
+    let person = config.players.iter().find(|p| p.is_person()).cloned();
+    if let Some(p) = &person {
+        if config.concurrency > 1 {
+            tracing::info!(
+                "{} plays at this terminal: one game at a time, so that the board shown is theirs",
+                p.name
+            );
+            config.concurrency = 1;
+        }
+    }
     config.check_board().map_err(HarnessError::ConfigFile)?;
     let chosen = crate::shard::choose(args.shard, args.shards, |k| std::env::var(k).ok())
         .map_err(|e| HarnessError::Config(e.to_string()))?;
@@ -344,7 +374,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         rules: cfg.rules,
     };
     let progress = Arc::new(Progress::new(total as u64, &done));
-    crate::logging::set_progress_bar(Some(progress.bar().clone()));
+    // A person at this terminal reads the board there: no progress bar
+    // redrawn over it.
+    if person.is_none() {
+        crate::logging::set_progress_bar(Some(progress.bar().clone()));
+    }
     struct Shared(Arc<Progress>);
     impl EventSink for Shared {
         fn emit(&self, e: &crate::event::Event<'_>) {
@@ -374,6 +408,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         }
         progress.set_note(stop.note());
     }
+    let person_seat = person.as_ref().and_then(|p| match p.launch {
+        crate::player::Launch::Person { move_ms, clock } => {
+            let seat = PersonSeat::at_terminal(&p.name, move_ms);
+            Some(std::sync::Mutex::new(match clock {
+                Some(c) => seat.with_clock(c),
+                None => seat,
+            }))
+        }
+        _ => None,
+    });
     let setup = PoolSetup {
         lock: &lock,
         concurrency: config.concurrency,
@@ -382,6 +426,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         sink: &sink,
         stop: crate::interrupt::stop_requested(),
         decided: sprt.as_ref().map(SprtStop::decided),
+        person: person_seat.as_ref(),
     };
     let openings = schedule::openings(&config);
     announce_openings(&config, &openings);
@@ -443,7 +488,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
                 drop(writing);
                 // games.jsonl is the record; the GGF copy is a convenience that
                 // `export` can always regenerate.
-                if let Err(e) = crate::report::ggf::write_game_file(&config.results, &record) {
+                let times = person_times(&config, &record);
+                if let Err(e) = crate::report::ggf::write_game_file_timed(
+                    &config.results,
+                    &record,
+                    times.as_ref(),
+                ) {
                     tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
                 }
                 count += 1;

@@ -214,6 +214,107 @@ mod tests {
     }
 
     #[test]
+    fn a_person_is_a_player_with_their_own_time() {
+        use crate::player::Launch;
+        use crate::referee::GameClock;
+        let person = |keys: &str| BASE.replace("builtin = \"random\"", keys);
+        let table = [
+            ("human = true", 600_000, None),
+            ("human = true\nmove-ms = 90000", 90_000, None),
+            (
+                "human = true\nclock-ms = 900000",
+                600_000,
+                Some((900_000, 0)),
+            ),
+            (
+                "human = true\nclock-ms = 60000\nincrement-ms = 1000",
+                600_000,
+                Some((60_000, 1_000)),
+            ),
+        ];
+        for (keys, move_ms, clock) in table {
+            let c = parse(Path::new("t.toml"), &person(keys)).unwrap();
+            let a = c.player("a").unwrap();
+            assert!(a.is_person(), "{keys}");
+            assert!(!a.pipe, "{keys}");
+            assert_eq!(
+                a.launch,
+                Launch::Person {
+                    move_ms,
+                    clock: clock.map(|(base_ms, increment_ms)| GameClock {
+                        base_ms,
+                        increment_ms
+                    })
+                },
+                "{keys}"
+            );
+            assert!(!c.player("b").unwrap().is_person());
+        }
+        // What is refused, where, and with what words.
+        let refused = [
+            (
+                "human = true\nbuiltin = \"random\"",
+                6,
+                "player[1].human",
+                "who is not started",
+            ),
+            (
+                "human = true\nwait = true",
+                6,
+                "player[1].human",
+                "remove `command`",
+            ),
+            (
+                "builtin = \"random\"\nclock-ms = 1000",
+                7,
+                "player[1].clock-ms",
+                "a bot keeps",
+            ),
+            (
+                "builtin = \"random\"\nmove-ms = 1000",
+                7,
+                "player[1].move-ms",
+                "a person's time",
+            ),
+            (
+                "human = true\nincrement-ms = 1000",
+                7,
+                "player[1].increment-ms",
+                "give the clock too",
+            ),
+            (
+                "human = true\nmove-ms = 5\nclock-ms = 1000",
+                8,
+                "player[1].clock-ms",
+                "not both",
+            ),
+            (
+                "human = true\nclock-ms = 0",
+                7,
+                "player[1].clock-ms",
+                "at least 1",
+            ),
+        ];
+        for (keys, line, key, words) in refused {
+            let e = err(&person(keys));
+            assert_eq!(
+                (e.line, e.key.as_str()),
+                (line, key),
+                "{keys}: {}",
+                e.message
+            );
+            assert!(e.message.contains(words), "{keys}: {}", e.message);
+        }
+        // One terminal: one person.
+        let two = BASE
+            .replace("builtin = \"random\"", "human = true")
+            .replace("builtin = \"greedy\"", "human = true");
+        let e = err(&two);
+        assert_eq!((e.line, e.key.as_str()), (10, "player[2].human"));
+        assert!(e.message.contains("`a` is one already"), "{}", e.message);
+    }
+
+    #[test]
     fn a_minimal_file_gets_the_defaults() {
         let c = parse(Path::new("t.toml"), BASE).unwrap();
         assert_eq!(c.size, 8);

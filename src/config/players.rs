@@ -1,7 +1,9 @@
 //! The `[[player]]` tables: names (unique, also regardless of case), how
-//! each is started (`command`, `builtin` or `wait`), its sandbox limits, its
-//! protocol (`mailbox`, `gtp`, `nboard`) and engine settings, its working
-//! folder (`dir`); at least two players.
+//! each is started (`command`, `builtin` or `wait`) or whether it is a
+//! person at the referee's terminal (`human = true`, at most one, with
+//! their own `move-ms` or game clock `clock-ms` + `increment-ms`), its
+//! sandbox limits, its protocol (`mailbox`, `gtp`, `nboard`) and engine
+//! settings, its working folder (`dir`); at least two players.
 //!
 //! Owns those checks and their words; must not start or look for a
 //! player's program (the preflight does).
@@ -49,7 +51,22 @@ pub(super) fn players(
             return Err(src.error_at(p.name.span(), Some(&key("name")), message));
         }
         first_line.insert(name.to_ascii_lowercase(), (line, name.clone()));
-        let launch = match (&p.command, &p.builtin, p.wait) {
+        let launch = match person_launch(src, p, i, &name)? {
+            Some(person) => {
+                if let Some(first) = players.iter().find(|q| q.is_person()) {
+                    return Err(src.error_at(
+                        p.human.as_ref().expect("a person says human").span(),
+                        Some(&key("human")),
+                        format!(
+                            "player `{name}`: only one person can play at the referee's terminal, \
+                             and `{}` is one already",
+                            first.name
+                        ),
+                    ));
+                }
+                person
+            }
+            None => match (&p.command, &p.builtin, p.wait) {
             (Some(c), None, None | Some(false)) => {
                 if c.get_ref().is_empty() {
                     return Err(src.error_at(
@@ -81,9 +98,10 @@ pub(super) fn players(
                 return Err(src.error_at(
                     p.name.span(),
                     Some(&format!("player[{}]", i + 1)),
-                    format!("player `{name}` needs exactly one of `command = [...]`, `builtin = \"...\"` or `wait = true`"),
+                    format!("player `{name}` needs exactly one of `command = [...]`, `builtin = \"...\"`, `wait = true` or `human = true`"),
                 ))
             }
+        },
         };
         if let (Some(c), false) = (&p.hand_command, p.wait == Some(true)) {
             return Err(src.error_at(
@@ -113,7 +131,8 @@ pub(super) fn players(
             }
         }
         let (protocol, engine) = engine_settings(src, p, i, &name, &launch, size)?;
-        let pipe = pipe_setting(src, p, i, &name, &launch, protocol)?;
+        let pipe = !matches!(launch, Launch::Person { .. })
+            && pipe_setting(src, p, i, &name, &launch, protocol)?;
         sandbox.enabled = p.sandbox.unwrap_or(true);
         sandbox.ponder = p.ponder.unwrap_or(false);
         sandbox.user = p.user.clone();
@@ -154,6 +173,81 @@ pub(super) fn players(
         ));
     }
     Ok(players)
+}
+
+/// A person's launch (`human = true`: no program, their own time), or
+/// `None` for a bot; a person's keys on a bot, or a program on a person,
+/// are refused with what to do.
+fn person_launch(
+    src: &Source<'_>,
+    p: &RawPlayer,
+    i: usize,
+    name: &str,
+) -> Result<Option<Launch>, ConfigError> {
+    let key = |k: &str| format!("player[{}].{k}", i + 1);
+    let human = p.human.as_ref().filter(|h| *h.get_ref());
+    let Some(human) = human else {
+        let written = [
+            ("move-ms", &p.move_ms),
+            ("clock-ms", &p.clock_ms),
+            ("increment-ms", &p.increment_ms),
+        ];
+        if let Some((k, v)) = written.iter().find_map(|(k, v)| v.as_ref().map(|v| (k, v))) {
+            return Err(src.error_at(
+                v.span(),
+                Some(&key(k)),
+                format!(
+                    "player `{name}`: `{k}` is a person's time (with `human = true`); a bot \
+                     keeps the event's time per move ([time] move-ms)"
+                ),
+            ));
+        }
+        return Ok(None);
+    };
+    if p.command.is_some() || p.builtin.is_some() || p.wait == Some(true) {
+        return Err(src.error_at(
+            human.span(),
+            Some(&key("human")),
+            format!(
+                "player `{name}`: `human = true` is a person at the referee's terminal, who is \
+                 not started: remove `command`, `builtin` or `wait`"
+            ),
+        ));
+    }
+    let move_ms = super::time::positive_ms(
+        src,
+        &p.move_ms,
+        &key("move-ms"),
+        crate::referee::person::PERSON_MOVE_MS,
+    )?;
+    let clock = match (&p.clock_ms, &p.increment_ms, &p.move_ms) {
+        (None, Some(inc), _) => {
+            return Err(src.error_at(
+                inc.span(),
+                Some(&key("increment-ms")),
+                format!(
+                    "player `{name}`: `increment-ms` is added to a game clock after each move; \
+                     give the clock too (`clock-ms`)"
+                ),
+            ))
+        }
+        (Some(c), _, Some(_)) => {
+            return Err(src.error_at(
+                c.span(),
+                Some(&key("clock-ms")),
+                format!(
+                    "player `{name}`: give either a time per move (`move-ms`) or a game clock \
+                     (`clock-ms`), not both"
+                ),
+            ))
+        }
+        (Some(_), inc, None) => Some(crate::referee::GameClock {
+            base_ms: super::time::positive_ms(src, &p.clock_ms, &key("clock-ms"), 1)?,
+            increment_ms: inc.as_ref().map_or(0, |v| *v.get_ref()),
+        }),
+        (None, None, _) => None,
+    };
+    Ok(Some(Launch::Person { move_ms, clock }))
 }
 
 /// A player's `read`: files and folders (relative to the configuration's

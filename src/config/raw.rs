@@ -154,6 +154,11 @@ pub(super) struct RawPlayer {
     pub(super) pipe: Option<Spanned<bool>>,
     pub(super) dir: Option<Spanned<String>>,
     pub(super) dir_writable: Option<Spanned<bool>>,
+    /// A person at the referee's terminal, with their own time.
+    pub(super) human: Option<Spanned<bool>>,
+    pub(super) move_ms: Option<Spanned<u64>>,
+    pub(super) clock_ms: Option<Spanned<u64>>,
+    pub(super) increment_ms: Option<Spanned<u64>>,
 }
 
 /// `text` as the tables of a tournament file; a syntax or type error

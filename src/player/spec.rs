@@ -24,6 +24,13 @@ pub enum Launch {
     /// `command` is how its owner starts it there (`hand-command`), shown
     /// in the referee's messages and never run by it.
     Waiting { command: Option<String> },
+    /// A person at the referee's terminal (`human = true`): no program,
+    /// so never started, sandboxed or stopped; `move_ms` per move, or a
+    /// game clock.
+    Person {
+        move_ms: u64,
+        clock: Option<crate::referee::GameClock>,
+    },
 }
 
 /// When a spawned bot process is replaced.
@@ -208,6 +215,11 @@ impl PlayerSpec {
         matches!(self.launch, Launch::Waiting { .. })
     }
 
+    /// A person at the referee's terminal (`human = true`).
+    pub fn is_person(&self) -> bool {
+        matches!(self.launch, Launch::Person { .. })
+    }
+
     /// A command to copy for starting this bot by hand in `mailbox` (as its
     /// machine spells it): `cd` into the mailbox (every library, bwBASIC
     /// too, works in its current folder), then its `hand-command` if the
@@ -279,7 +291,7 @@ impl PlayerSpec {
     /// yet filled. Errors name the player and the command, and what to install.
     pub fn resolve(&self) -> Result<Vec<String>, String> {
         let argv = match &self.launch {
-            Launch::Waiting { .. } => return Ok(vec![]),
+            Launch::Waiting { .. } | Launch::Person { .. } => return Ok(vec![]),
             Launch::Builtin(name) => {
                 let exe = crate::program::path()
                     .map_err(|e| format!("cannot find the tournament binary: {e}"))?;
@@ -376,6 +388,7 @@ impl PlayerSpec {
             Launch::Command(argv) => argv.join(" "),
             Launch::Builtin(name) => format!("built-in {name}"),
             Launch::Waiting { .. } => "started by hand (wait = true)".into(),
+            Launch::Person { .. } => "a person at the referee's terminal (human = true)".into(),
         }
     }
 }
@@ -391,7 +404,8 @@ impl Statement {
         let (mut sandboxed, mut others) = (0, 0);
         for p in players {
             match &p.launch {
-                Launch::Builtin(_) => {}
+                // No program: nothing to sandbox.
+                Launch::Builtin(_) | Launch::Person { .. } => {}
                 Launch::Waiting { .. } => {
                     others += 1;
                     why.push(format!(

@@ -1,4 +1,5 @@
-//! One game as a state machine: the position, both clocks, the time bank,
+//! One game as a state machine: the position, both clocks (a limit per
+//! move with the time bank, or a side's game clock with its increment),
 //! retries, the pass rules and every adjudication (PROTOCOL.md and the
 //! README's rules and end reasons say them to bot authors).
 //!
@@ -14,7 +15,7 @@ use crate::protocol::{Reply, Request, Verb};
 use crate::record::{DiscCount, EndReason, MoveRecord, Winner};
 use crate::sandbox::Limit;
 
-use super::{Rules, TimeControl};
+use super::{GameClock, Rules, SideTime, TimeControl};
 
 /// Why a seat produced no reply: the kinds the core adjudicates. A seat
 /// (mailbox, or a player over stdin/stdout) maps its own failures to these.
@@ -104,6 +105,18 @@ enum Phase {
     Over,
 }
 
+/// One side's clock as its player is shown it before a move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockReading {
+    /// A limit per move (with what is left of the bank, if there is one).
+    PerMove {
+        move_ms: u64,
+        bank_left_ms: Option<u64>,
+    },
+    /// A game clock: what is left, and what each move gives back.
+    Game { left_ms: u64, increment_ms: u64 },
+}
+
 /// The result of a finished game.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -128,6 +141,10 @@ pub struct GameCore {
     moves: Vec<MoveRecord>,
     time_used: [u64; 2],
     bank_left: [u64; 2],
+    /// A side's game clock, if it plays on one (a person), and what is
+    /// left on it.
+    clock: [Option<GameClock>; 2],
+    clock_left: [u64; 2],
     last: Option<Move>,
     retries_left: u32,
     phase: Phase,
@@ -193,6 +210,8 @@ impl GameCore {
             moves,
             time_used: [0, 0],
             bank_left: [time.bank_ms.unwrap_or(0); 2],
+            clock: [None; 2],
+            clock_left: [0; 2],
             last: played.last().copied(),
             retries_left: rules.max_retries,
             phase: Phase::Greeting([false; 2]),
@@ -219,6 +238,31 @@ impl GameCore {
         self.bank_left
     }
 
+    /// Both clocks (black, white) as the side to move is shown them.
+    pub fn clocks(&self) -> [ClockReading; 2] {
+        [0, 1].map(|i| match self.clock[i] {
+            Some(c) => ClockReading::Game {
+                left_ms: self.clock_left[i],
+                increment_ms: c.increment_ms,
+            },
+            None => ClockReading::PerMove {
+                move_ms: self.move_ms[i],
+                bank_left_ms: self.time.bank_ms.map(|_| self.bank_left[i]),
+            },
+        })
+    }
+
+    /// The time control each side plays under (black, white).
+    pub fn time_controls(&self) -> [SideTime; 2] {
+        [0, 1].map(|i| match self.clock[i] {
+            Some(c) => SideTime::Game(c),
+            None => SideTime::PerMove {
+                move_ms: self.move_ms[i],
+                bank_ms: self.time.bank_ms,
+            },
+        })
+    }
+
     pub fn is_over(&self) -> bool {
         self.phase == Phase::Over
     }
@@ -235,7 +279,7 @@ impl GameCore {
             color,
             opponent: opponent.to_string(),
             size: self.pos.size(),
-            move_ms: self.move_ms[color.index()],
+            move_ms: self.clock[color.index()].map_or(self.move_ms[color.index()], |c| c.base_ms),
         }
     }
 
@@ -243,6 +287,53 @@ impl GameCore {
     /// is a bot's): asked for in its NEW and TURNs, and charged like any.
     pub fn set_move_ms(&mut self, color: Color, ms: u64) {
         self.move_ms[color.index()] = ms;
+    }
+
+    /// Puts `color` on a game clock (a person's) instead of a limit per
+    /// move: each TURN allows what is left on it, each answer is taken off
+    /// it, each move it makes gives back the increment, and an answer
+    /// after it ran out is a loss on time (`timeout`). The bank is not
+    /// drawn on for that side.
+    pub fn set_clock(&mut self, color: Color, clock: GameClock) {
+        self.clock[color.index()] = Some(clock);
+        self.clock_left[color.index()] = clock.base_ms;
+    }
+
+    /// The longest `color` may take for its next answer.
+    fn limit_ms(&self, color: Color) -> u64 {
+        let i = color.index();
+        match self.clock[i] {
+            Some(_) => self.clock_left[i],
+            None => self.move_ms[i] + self.bank_left[i],
+        }
+    }
+
+    /// Takes `ms` off the game clock of `color`, if it has one; `Some`
+    /// forfeit if its flag fell (it answered after its clock ran out).
+    fn charge_clock(&mut self, color: Color, ms: u64) -> Option<Vec<Happened>> {
+        let i = color.index();
+        self.clock[i]?;
+        if ms > self.clock_left[i] {
+            let left = self.clock_left[i];
+            self.clock_left[i] = 0;
+            return Some(self.end_with(Lost {
+                color,
+                reason: EndReason::Timeout,
+                detail: format!(
+                    "its game clock ran out: answered after {ms} ms with {left} ms left"
+                ),
+            }));
+        }
+        self.clock_left[i] -= ms;
+        None
+    }
+
+    /// The increment after a move (or a pass) `color` made itself.
+    fn add_increment(&mut self, color: Color) {
+        let i = color.index();
+        if let Some(c) = self.clock[i] {
+            self.clock_left[i] += c.increment_ms;
+        }
     }
 
     /// How long a player gets from NEW to READY (a player started by hand
@@ -358,7 +449,10 @@ impl GameCore {
                 request: Request::Illegal {
                     reason: reason.to_string(),
                 },
-                limit_ms: self.move_ms[self.pos.to_move().index()],
+                limit_ms: match self.clock[self.pos.to_move().index()] {
+                    Some(_) => self.clock_left[self.pos.to_move().index()],
+                    None => self.move_ms[self.pos.to_move().index()],
+                },
             },
             Phase::Turn => {
                 loop {
@@ -374,7 +468,7 @@ impl GameCore {
                     break;
                 }
                 let color = self.pos.to_move();
-                let limit_ms = self.move_ms[color.index()] + self.bank_left[color.index()];
+                let limit_ms = self.limit_ms(color);
                 Next::Ask {
                     color,
                     request: Request::turn(&self.pos, self.last, limit_ms),
@@ -391,14 +485,27 @@ impl GameCore {
         match self.phase {
             Phase::Turn => self.on_move(color, answer, ms),
             Phase::Illegal(_) => match answer {
-                Ok(text) if Reply::decode(text, self.pos.size()) == Ok(Reply::Ok) => {
-                    self.phase = Phase::Turn;
-                    vec![]
+                Ok(_) if self.clock[color.index()].is_some() => {
+                    if let Some(lost) = self.charge_clock(color, ms) {
+                        return lost;
+                    }
+                    self.on_ok(color, answer)
                 }
-                Ok(text) => self.wrong_answer(color, text, Verb::Illegal),
-                Err(e) => self.failed(color, e, "OK"),
+                _ => self.on_ok(color, answer),
             },
             Phase::Greeting(_) | Phase::Over => vec![],
+        }
+    }
+
+    /// The answer to ILLEGAL: OK, or a forfeit.
+    fn on_ok(&mut self, color: Color, answer: Result<&str, &SeatError>) -> Vec<Happened> {
+        match answer {
+            Ok(text) if Reply::decode(text, self.pos.size()) == Ok(Reply::Ok) => {
+                self.phase = Phase::Turn;
+                vec![]
+            }
+            Ok(text) => self.wrong_answer(color, text, Verb::Illegal),
+            Err(e) => self.failed(color, e, "OK"),
         }
     }
 
@@ -414,7 +521,10 @@ impl GameCore {
         };
         let i = color.index();
         self.time_used[i] += ms;
-        if self.time.bank_ms.is_some() && ms > self.move_ms[i] {
+        if let Some(lost) = self.charge_clock(color, ms) {
+            return lost;
+        }
+        if self.clock[i].is_none() && self.time.bank_ms.is_some() && ms > self.move_ms[i] {
             let over = ms - self.move_ms[i];
             self.bank_left[i] = self.bank_left[i].saturating_sub(over);
         }
@@ -431,10 +541,12 @@ impl GameCore {
         match verdict {
             Ok(Move::Pass) => {
                 self.retries_left = self.rules.max_retries;
+                self.add_increment(color);
                 vec![self.pass(color, false, ms)]
             }
             Ok(mv) => {
                 self.retries_left = self.rules.max_retries;
+                self.add_increment(color);
                 self.pos = self.pos.play(mv).expect("checked").0;
                 self.moves.push(MoveRecord {
                     color: color.name().into(),
@@ -783,6 +895,141 @@ mod tests {
         ask(&mut g);
         g.on_reply(Err(&timeout(false)), 500);
         assert_eq!(g.time_used(), [499, 0]);
+    }
+
+    /// Plays the first legal move for whoever is to move, answering after
+    /// `ms`; the forfeit, if that ends the game.
+    fn answer_first_legal(g: &mut GameCore, ms: u64) -> Option<(Color, EndReason)> {
+        let (_, request, _) = ask(g);
+        let Request::Turn { pos, .. } = request else {
+            panic!("{request}");
+        };
+        let sq = pos.legal_squares()[0];
+        forfeit_of(&g.on_reply(Ok(&crate::game::square_name(sq)), ms))
+    }
+
+    #[test]
+    fn a_game_clock_is_charged_given_its_increment_and_its_flag_falls() {
+        let minute = GameClock {
+            base_ms: 60_000,
+            increment_ms: 1_000,
+        };
+        // Black on 60 s + 1 s a move answers after each time in turn
+        // (white, at 200 ms a move, answers at once): what is left after
+        // the last, or the move at which its flag fell.
+        let table: &[(&[u64], Result<u64, usize>)] = &[
+            (&[5_000], Ok(56_000)),
+            (&[5_000, 5_000], Ok(52_000)),
+            (&[60_000], Ok(1_000)),
+            (&[60_000, 1_000], Ok(1_000)),
+            (&[60_000, 1_001], Err(2)),
+            (&[60_001], Err(1)),
+            (&[0, 0, 0], Ok(63_000)),
+        ];
+        for (times, expected) in table {
+            let mut g = started("", NORMAL, rules(0, false));
+            g.set_clock(Color::Black, minute);
+            g.set_move_ms(Color::White, 200);
+            let mut outcome = Ok(0);
+            for (k, ms) in times.iter().enumerate() {
+                let (color, request, limit) = ask(&mut g);
+                assert_eq!(color, Color::Black);
+                let Request::Turn { ms: told, .. } = request else {
+                    panic!("{request}");
+                };
+                assert_eq!(told, limit, "the TURN says what the clock allows");
+                if let Some(lost) = answer_first_legal(&mut g, *ms) {
+                    assert_eq!(lost, (Color::Black, EndReason::Timeout), "{times:?}");
+                    outcome = Err(k + 1);
+                    break;
+                }
+                let (_, _, white_limit) = ask(&mut g);
+                assert_eq!(white_limit, 200, "white keeps its limit per move");
+                assert_eq!(answer_first_legal(&mut g, 150), None);
+                let ClockReading::Game { left_ms, .. } = g.clocks()[0] else {
+                    panic!("black is on a clock");
+                };
+                outcome = Ok(left_ms);
+            }
+            assert_eq!(outcome, *expected, "{times:?}");
+            assert_eq!(g.is_over(), expected.is_err(), "{times:?}");
+        }
+        // The flag's words, and the loss on time in the result.
+        let mut g = started("", NORMAL, rules(0, false));
+        g.set_clock(Color::Black, minute);
+        answer_first_legal(&mut g, 60_001);
+        assert_eq!(
+            g.forfeit().unwrap().detail,
+            "its game clock ran out: answered after 60001 ms with 60000 ms left"
+        );
+        assert_eq!(g.outcome().result, Winner::White);
+        assert!(g.end_request().encode().ends_with(" timeout"));
+    }
+
+    #[test]
+    fn a_game_clock_is_shown_and_recorded_beside_a_limit_per_move() {
+        let time = TimeControl {
+            bank_ms: Some(1000),
+            ..NORMAL
+        };
+        let clock = GameClock {
+            base_ms: 10_000,
+            increment_ms: 0,
+        };
+        let mut g = started("", time, rules(1, false));
+        g.set_clock(Color::White, clock);
+        assert_eq!(
+            g.time_controls(),
+            [
+                SideTime::PerMove {
+                    move_ms: 500,
+                    bank_ms: Some(1000)
+                },
+                SideTime::Game(clock)
+            ]
+        );
+        assert_eq!(answer_first_legal(&mut g, 700), None);
+        assert_eq!(
+            g.clocks(),
+            [
+                ClockReading::PerMove {
+                    move_ms: 500,
+                    bank_left_ms: Some(800)
+                },
+                ClockReading::Game {
+                    left_ms: 10_000,
+                    increment_ms: 0
+                }
+            ]
+        );
+        // White's long answer draws on no bank; an illegal square and its
+        // OK are charged to its clock too, and give back nothing.
+        let (_, _, limit) = ask(&mut g);
+        assert_eq!(limit, 10_000);
+        assert!(matches!(
+            g.on_reply(Ok("a1"), 3_000)[..],
+            [Happened::Retried { .. }]
+        ));
+        let (_, request, limit) = ask(&mut g);
+        assert_eq!(
+            (request.encode(), limit),
+            ("ILLEGAL no-flips".into(), 7_000)
+        );
+        assert!(g.on_reply(Ok("OK"), 1_000).is_empty());
+        assert_eq!(answer_first_legal(&mut g, 2_000), None);
+        assert_eq!(g.bank_left(), [800, 1000]);
+        assert_eq!(
+            g.clocks()[1],
+            ClockReading::Game {
+                left_ms: 4_000,
+                increment_ms: 0
+            }
+        );
+        // NEW tells a side on a clock the whole clock.
+        let Request::New { move_ms, .. } = g.new_request("t", Color::White, "b") else {
+            panic!()
+        };
+        assert_eq!(move_ms, 10_000);
     }
 
     /// 8×8, black to move without a legal move; white can move.

@@ -1,6 +1,7 @@
 //! A person at the referee's terminal, as a seat: the board drawn with its
-//! coordinates, the legal moves marked, the opponent's move and the time
-//! for this move shown; squares typed in either case.
+//! coordinates, the legal moves marked, the opponent's move and both
+//! clocks shown (a person may play on a game clock: base plus increment);
+//! squares typed in either case.
 //!
 //! Owns that dialogue and nothing of the game: the position comes from the
 //! TURN it is sent, legality from the one rules engine, the clock and
@@ -20,8 +21,9 @@ use crate::game::{
 };
 use crate::protocol::Request;
 
-use super::core::SeatError;
+use super::core::{ClockReading, SeatError};
 use super::seat::{ByHand, PrepareError, Seat, SendError};
+use super::GameClock;
 
 /// A person's time per move when nothing else is said: ten minutes.
 pub const PERSON_MOVE_MS: u64 = 600_000;
@@ -31,6 +33,10 @@ pub const PERSON_MOVE_MS: u64 = 600_000;
 pub struct PersonSeat {
     name: String,
     move_ms: u64,
+    /// A game clock instead of the time per move, if given.
+    clock: Option<GameClock>,
+    /// Both clocks as the referee last showed them (black, white).
+    clocks: Option<[ClockReading; 2]>,
     lines: Receiver<String>,
     out: Box<dyn Write + Send>,
     /// What the last request asks for.
@@ -74,12 +80,35 @@ impl PersonSeat {
         PersonSeat {
             name: name.to_string(),
             move_ms,
+            clock: None,
+            clocks: None,
             lines: rx,
             out,
             asked: None,
             color: None,
             opponent: String::new(),
         }
+    }
+
+    /// The same person on a game clock: `clock.base_ms` for the game,
+    /// plus `clock.increment_ms` after each move.
+    pub fn with_clock(mut self, clock: GameClock) -> PersonSeat {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The clocks' line: the person's first, then the opponent's; the
+    /// time for this move if the referee showed no clocks.
+    fn clock_line(&self, you: Color, ms: u64) -> String {
+        let Some(clocks) = self.clocks else {
+            return format!("{} for this move\n", duration(ms));
+        };
+        format!(
+            "clocks: you {} · {} {}\n",
+            reading(clocks[you.index()]),
+            self.opponent,
+            reading(clocks[you.opponent().index()])
+        )
     }
 
     fn say(&mut self, text: &str) {
@@ -98,13 +127,13 @@ impl PersonSeat {
         let d = pos.discs();
         let legal: Vec<String> = squares(pos.legal_moves()).map(square_name).collect();
         text.push_str(&format!(
-            "X {} · O {} · you are {} ({}) · {} s for this move\n",
+            "X {} · O {} · you are {} ({})\n",
             d.black,
             d.white,
             pos.to_move().name(),
             pos.to_move().disc_char(),
-            ms / 1000
         ));
+        text.push_str(&self.clock_line(pos.to_move(), ms));
         if legal.is_empty() {
             text.push_str("you have no legal move: type `pass`\n");
         } else {
@@ -131,16 +160,60 @@ impl PersonSeat {
         match self.lines.recv_timeout(wait) {
             Ok(line) => Ok(line),
             Err(RecvTimeoutError::Timeout) => {
-                self.say("\nyour time for this move is over\n");
+                let detail = match self.clock {
+                    Some(_) => {
+                        self.say("\nyour clock ran out: the game is lost on time\n");
+                        "no move typed before the game clock ran out".to_string()
+                    }
+                    None => {
+                        self.say("\nyour time for this move is over\n");
+                        format!("no move typed in {}", duration(self.move_ms))
+                    }
+                };
                 Err(SeatError::Timeout {
                     partial: false,
-                    detail: format!("no move typed in {} s", self.move_ms / 1000),
+                    detail,
                 })
             }
             Err(RecvTimeoutError::Disconnected) => Err(SeatError::Exited(
                 "the person's terminal closed (end of input)".into(),
             )),
         }
+    }
+}
+
+/// A time as a person reads it: `1:05` from a minute, `9.8 s` below.
+fn duration(ms: u64) -> String {
+    if ms >= 60_000 {
+        let s = ms / 1000;
+        format!("{}:{:02}", s / 60, s % 60)
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{}.{} s", ms / 1000, ms % 1000 / 100)
+    }
+}
+
+/// One clock as a person reads it.
+fn reading(clock: ClockReading) -> String {
+    match clock {
+        ClockReading::Game {
+            left_ms,
+            increment_ms: 0,
+        } => format!("{} left", duration(left_ms)),
+        ClockReading::Game {
+            left_ms,
+            increment_ms,
+        } => format!(
+            "{} left (+{} a move)",
+            duration(left_ms),
+            duration(increment_ms)
+        ),
+        ClockReading::PerMove {
+            move_ms,
+            bank_left_ms: Some(bank),
+        } => format!("{} a move, {} bank", duration(move_ms), duration(bank)),
+        ClockReading::PerMove { move_ms, .. } => format!("{} a move", duration(move_ms)),
     }
 }
 
@@ -310,6 +383,14 @@ impl Seat for PersonSeat {
     fn own_move_ms(&self) -> Option<u64> {
         Some(self.move_ms)
     }
+
+    fn own_clock(&self) -> Option<GameClock> {
+        self.clock
+    }
+
+    fn show_clocks(&mut self, clocks: [ClockReading; 2]) {
+        self.clocks = Some(clocks);
+    }
 }
 
 #[cfg(test)]
@@ -343,6 +424,43 @@ mod tests {
             }
         }
         assert_eq!(judge_entry(&start, "   "), Entry::Nothing);
+    }
+
+    #[test]
+    fn clocks_are_shown_as_people_read_them() {
+        let table = [
+            (
+                ClockReading::Game {
+                    left_ms: 60_000,
+                    increment_ms: 1_000,
+                },
+                "1:00 left (+1 s a move)",
+            ),
+            (
+                ClockReading::Game {
+                    left_ms: 9_850,
+                    increment_ms: 0,
+                },
+                "9.8 s left",
+            ),
+            (
+                ClockReading::PerMove {
+                    move_ms: 200,
+                    bank_left_ms: None,
+                },
+                "0.2 s a move",
+            ),
+            (
+                ClockReading::PerMove {
+                    move_ms: 5_000,
+                    bank_left_ms: Some(125_000),
+                },
+                "5 s a move, 2:05 bank",
+            ),
+        ];
+        for (clock, shown) in table {
+            assert_eq!(reading(clock), shown);
+        }
     }
 
     #[test]

@@ -17,7 +17,8 @@ use crate::mailbox::{AnswerError, LockLost, Pending};
 use crate::player::{Instance, StartError};
 use crate::protocol::Request;
 
-use super::core::SeatError;
+use super::core::{ClockReading, SeatError};
+use super::GameClock;
 
 /// A player started by hand, as its own machine sees it.
 #[derive(Clone, Debug)]
@@ -147,6 +148,14 @@ pub trait Seat {
     fn own_move_ms(&self) -> Option<u64> {
         None
     }
+    /// Its own game clock, if it plays on one (a person's): the core then
+    /// charges that clock instead of a limit per move.
+    fn own_clock(&self) -> Option<GameClock> {
+        None
+    }
+    /// Both clocks (black, white), just before it is asked for a move: a
+    /// person's seat shows them; a bot's has nothing to do with them.
+    fn show_clocks(&mut self, _clocks: [ClockReading; 2]) {}
 }
 
 /// Starts a player again that exited between games (after its last BYE,

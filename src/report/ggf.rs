@@ -24,8 +24,17 @@
 //!   bot), GGF having no closer word for a game given up by breaking the
 //!   rules.
 //! - `DT` is the start in GGF's `year.month.day_hour:minute:second.zone`
-//!   form, zone `UTC`; `PC` is `tournament`; `TY` is the board size. There
-//!   is no `TI`: the record does not hold the time control.
+//!   form, zone `UTC`; `PC` is `tournament`; `TY` is the board size.
+//! - The time control of a game with a person, where the referee writes
+//!   the file right after the game (`run`, `play`; the record does not
+//!   hold it, so `export` writes none, and a game of bots keeps the file
+//!   `export` writes): `TI[..]` when both sides play under the same one, else
+//!   `TB[..]` and `TW[..]`, in GGS's clock notation `main/increment/
+//!   extension` (skatgame.net/mburo/ggsa/clock), times as `[h:]m:ss`. A
+//!   game clock of 60 s plus 1 s a move is `1:00/0:01/`; a bot's limit per
+//!   move is GGS's non-additive increment, `N1` (see [`clock`]): 5 s a
+//!   move is `0:05/0:05,N1/`. A time that is not whole seconds keeps its
+//!   milliseconds after a dot (`0:00.200`), which GGS itself never wrote.
 //! - Values are plain text inside `[..]` and GGF defines no escape, so `[`,
 //!   `]`, `\` and control characters in names become `_`.
 
@@ -35,22 +44,37 @@ use std::path::{Path, PathBuf};
 
 use crate::game::{move_name, Color, Move, Position, Square};
 use crate::record::{EndReason, GameRecord};
+use crate::referee::SideTime;
 
 /// The folder, inside the results folder, of the per-game GGF files.
 pub const GAMES_DIR: &str = "games";
 
 /// The GGF text of one game, without a line end.
 pub fn game(record: &GameRecord) -> String {
+    game_timed(record, None)
+}
+
+/// The GGF text of one game with the time control of each side (black,
+/// white), if known: `TI`, or `TB` and `TW`.
+pub fn game_timed(record: &GameRecord, times: Option<&[SideTime; 2]>) -> String {
     let mut s = String::with_capacity(256 + record.moves.len() * 16);
     s.push_str("(;GM[Othello]PC[tournament]");
     if let Some(dt) = ggf_date(&record.started) {
         s.push_str(&format!("DT[{dt}]"));
     }
     s.push_str(&format!(
-        "PB[{}]PW[{}]RE[{}]TY[{}]BO[{}]",
+        "PB[{}]PW[{}]RE[{}]",
         value(&record.black),
         value(&record.white),
         result(record),
+    ));
+    match times.map(|[b, w]| (time_control(b), time_control(w))) {
+        Some((b, w)) if b == w => s.push_str(&format!("TI[{b}]")),
+        Some((b, w)) => s.push_str(&format!("TB[{b}]TW[{w}]")),
+        None => {}
+    }
+    s.push_str(&format!(
+        "TY[{}]BO[{}]",
         record.size,
         start_board(record.size)
     ));
@@ -115,6 +139,37 @@ pub fn clock(move_ms: u64, bank_ms: Option<u64>) -> String {
         mmss(move_ms + bank_ms.unwrap_or(0)),
         mmss(move_ms)
     )
+}
+
+/// One side's time control in GGS's clock notation: `main/increment/`
+/// for a game clock (no increment written when there is none), or, for a
+/// limit per move, the whole first move's time and the non-additive
+/// increment of the move time (`N1`, as [`clock`]); exact to the
+/// millisecond.
+pub fn time_control(time: &SideTime) -> String {
+    match *time {
+        SideTime::Game(c) if c.increment_ms == 0 => format!("{}//", clock_time(c.base_ms)),
+        SideTime::Game(c) => format!("{}/{}/", clock_time(c.base_ms), clock_time(c.increment_ms)),
+        SideTime::PerMove { move_ms, bank_ms } => format!(
+            "{}/{},N1/",
+            clock_time(move_ms + bank_ms.unwrap_or(0)),
+            clock_time(move_ms)
+        ),
+    }
+}
+
+/// `[h:]m:ss`, with `.mmm` when not whole seconds.
+fn clock_time(ms: u64) -> String {
+    let s = ms / 1000;
+    let mut text = if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    };
+    if !ms.is_multiple_of(1000) {
+        text.push_str(&format!(".{:03}", ms % 1000));
+    }
+    text
 }
 
 /// `RE`'s value: black's disc difference (winner takes the empties), with
@@ -227,12 +282,21 @@ pub fn game_file_path(results_dir: &Path, id: &str) -> PathBuf {
 /// Writes `results_dir/games/<id>.ggf` (one line) atomically: a temporary
 /// file in the same folder, flushed to disk, then renamed over the target.
 pub fn write_game_file(results_dir: &Path, record: &GameRecord) -> io::Result<PathBuf> {
+    write_game_file_timed(results_dir, record, None)
+}
+
+/// [`write_game_file`] with each side's time control (`TI`, `TB`, `TW`).
+pub fn write_game_file_timed(
+    results_dir: &Path,
+    record: &GameRecord,
+    times: Option<&[SideTime; 2]>,
+) -> io::Result<PathBuf> {
     let path = game_file_path(results_dir, &record.id);
     match fs::create_dir(results_dir.join(GAMES_DIR)) {
         Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
         _ => {}
     }
-    let mut text = game(record);
+    let mut text = game_timed(record, times);
     text.push('\n');
     write_atomically(&path, text.as_bytes())?;
     Ok(path)
@@ -306,6 +370,38 @@ mod tests {
              RE[+24.000]TY[8]BO[8 -------- -------- -------- ---O*--- ---*O--- \
              -------- -------- -------- *]B[d3//1.234]W[PA//0.000];)"
         );
+    }
+
+    #[test]
+    fn time_controls_are_written_as_ggs_clocks() {
+        use crate::referee::GameClock;
+        let clock = |base_ms, increment_ms| {
+            SideTime::Game(GameClock {
+                base_ms,
+                increment_ms,
+            })
+        };
+        let per_move = |move_ms, bank_ms| SideTime::PerMove { move_ms, bank_ms };
+        let table = [
+            (clock(60_000, 1_000), "1:00/0:01/"),
+            (clock(900_000, 0), "15:00//"),
+            (clock(5_400_000, 30_000), "1:30:00/0:30/"),
+            (per_move(200, None), "0:00.200/0:00.200,N1/"),
+            (per_move(5_000, Some(60_000)), "1:05/0:05,N1/"),
+        ];
+        for (time, text) in table {
+            assert_eq!(time_control(&time), text);
+        }
+        // One TI when both sides play under the same control, else TB and TW.
+        let r = record();
+        let same = game_timed(&r, Some(&[per_move(5_000, None); 2]));
+        assert!(same.contains("RE[+24.000]TI[0:05/0:05,N1/]TY[8]"), "{same}");
+        let two = game_timed(&r, Some(&[clock(60_000, 1_000), per_move(200, None)]));
+        assert!(
+            two.contains("TB[1:00/0:01/]TW[0:00.200/0:00.200,N1/]TY[8]"),
+            "{two}"
+        );
+        assert!(!two.contains("TI["), "{two}");
     }
 
     #[test]

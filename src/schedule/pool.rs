@@ -1,8 +1,8 @@
 //! Runs scheduled games on a pool of worker threads fed through a
 //! crossbeam channel, each game with its own player instances.
 //!
-//! Owns: which game starts next (a bot started by hand plays one game at a
-//! time), the instances of each player (`name.1`, `name.2`, … created as
+//! Owns: which game starts next (a bot started by hand, or the person at
+//! the terminal, plays one game at a time), the instances of each player (`name.1`, `name.2`, … created as
 //! concurrency needs them and reused from game to game), and ending every
 //! instance when the run is over. Writes no results: finished records go
 //! to the caller.
@@ -19,7 +19,7 @@ use crate::event::EventSink;
 use crate::mailbox::{BoardLock, MailboxError};
 use crate::player::{Instance, PlayerSpec, GRACE};
 use crate::record::GameRecord;
-use crate::referee::{play_game, GameSpec};
+use crate::referee::{play_seats, GameError, GameSpec, MailboxSeat, PersonSeat, Seat};
 
 use super::ScheduledGame;
 
@@ -37,6 +37,9 @@ pub struct PoolSetup<'a> {
     /// Set when the run has its answer (an SPRT crossed a bound): start
     /// no further game either.
     pub decided: Option<&'a AtomicBool>,
+    /// The person at this terminal (`human = true`), who sits in their
+    /// games instead of their instance (which is never started).
+    pub person: Option<&'a std::sync::Mutex<PersonSeat>>,
 }
 
 struct Job {
@@ -154,8 +157,8 @@ pub fn last_instance_on(board: &Path, name: &str) -> u32 {
 fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
     for mut job in jobs {
         let spec = (setup.game_spec)(&job.game);
-        let result = play_game(&spec, &mut job.black, &mut job.white, setup.sink)
-            .map_err(HarnessError::from);
+        let result =
+            play_job(&spec, &mut job.black, &mut job.white, setup).map_err(HarnessError::from);
         let _ = done.send(Done {
             game: job.game,
             black: job.black,
@@ -163,6 +166,28 @@ fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
             result,
         });
     }
+}
+
+/// Plays one game: through both instances' mailboxes, or with the person
+/// at this terminal in their place.
+fn play_job(
+    spec: &GameSpec,
+    black: &mut Instance,
+    white: &mut Instance,
+    setup: &PoolSetup<'_>,
+) -> Result<GameRecord, GameError> {
+    let is_person = [black.spec().is_person(), white.spec().is_person()];
+    let mut person = setup
+        .person
+        .filter(|_| is_person.contains(&true))
+        .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+    let (mut b, mut w) = (MailboxSeat::new(black), MailboxSeat::new(white));
+    let seats: [&mut dyn Seat; 2] = match person.as_deref_mut() {
+        Some(p) if is_person[0] => [p, &mut w],
+        Some(p) => [&mut b, p],
+        None => [&mut b, &mut w],
+    };
+    play_seats(spec, seats, setup.sink)
 }
 
 /// Plays `games` (in order, as far as free players allow) and hands each
@@ -190,7 +215,7 @@ pub fn run_games(
     let waiting: HashSet<&str> = setup
         .players
         .values()
-        .filter(|p| p.is_waiting())
+        .filter(|p| p.is_waiting() || p.is_person())
         .map(|p| p.name.as_str())
         .collect();
     std::thread::scope(|scope| {
