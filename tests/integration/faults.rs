@@ -715,7 +715,9 @@ fn watch_on_b(e: &Env<'_>) -> String {
         "tournament.toml",
         "results",
         "games-per-pairing = 1\nconcurrency = 1\nsize = 8",
-        "[time]\nmove-ms = 5000",
+        // From the initial position: the moves `watch` numbers are the
+        // record's, one to one.
+        "[time]\nmove-ms = 5000\n\n[openings]\nrandom-plies = 0",
         &[fake("steady", "ok"), fake("slowpoke", "slow 200")],
     );
     let mut run = Bg::spawn(

@@ -472,6 +472,9 @@ fn two_people_play_each_other_through_the_board_with_a_seat_each() {
 name = "two people"
 size = 4
 
+[openings]
+random-plies = 0
+
 [time]
 move-ms = 30000
 wait-ms = 60000
@@ -536,6 +539,9 @@ fn a_seat_killed_mid_game_and_taken_again_continues_the_game() {
         r#"[tournament]
 name = "comes back"
 size = 6
+
+[openings]
+random-plies = 0
 
 [time]
 move-ms = 30000
