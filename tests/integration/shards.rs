@@ -775,6 +775,8 @@ fn a_swiss_as_a_slurm_array_of_3_tasks_equals_the_whole_swiss() {
             .map(|k| std::fs::read_to_string(s.join(&format!("slurm-{k}.out"))).unwrap_or_default())
             .collect()
     };
+    // No task can end before every task has played every round: the
+    // array ends only if the 3 ran at once.
     let ended = slurm_job_ends(&job, 600);
     if !ended {
         let _ = Command::new("scancel").arg(&job).status();
