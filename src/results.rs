@@ -233,13 +233,21 @@ pub fn share_states(dir: &Path) -> Result<Option<Vec<crate::shard::ShareStatus>>
     else {
         return Ok(None);
     };
-    let games = read_schedule(dir)?.map(|s| s.games).unwrap_or_default();
+    let stored = read_schedule(dir)?;
+    // A Swiss schedule lists its first round; a share plays as many games
+    // of every round.
+    let rounds = stored
+        .as_ref()
+        .and_then(|s| s.swiss_rounds)
+        .unwrap_or(1)
+        .max(1) as usize;
+    let games = stored.map(|s| s.games).unwrap_or_default();
     let decided = read_sprt_verdict(dir)?.is_some();
     let mut out = Vec::new();
     for index in 0..count {
         let share = crate::shard::Share { index, count };
         let share_dir = share.dir(dir);
-        let of = share.games(&games).len();
+        let of = share.games(&games).len() * rounds;
         let recorded = scan(&share_dir.join(GAMES_FILE), parse_summary)?
             .records
             .len();

@@ -134,24 +134,6 @@ fn killed_by_the_stop(record: &GameRecord) -> bool {
         })
 }
 
-/// A Swiss round is paired from every game so far, which a share alone
-/// does not see: refused with `--shard` (issue 29, not built).
-fn refuse_adaptive(config: &Config, chosen: &crate::shard::Chosen) -> Result<(), HarnessError> {
-    let what = if config.format == Format::Swiss {
-        "a Swiss event"
-    } else {
-        return Ok(());
-    };
-    Err(HarnessError::Config(format!(
-        "{}: {what} cannot be played in shares yet (share {} from {}): its next games depend on \
-         every game so far, which one share does not see. Run it whole (without --shard, outside \
-         a job array), or as a round robin or gauntlet",
-        config.path.display(),
-        chosen.share,
-        chosen.from
-    )))
-}
-
 /// Turns `config` into its share's: the whole schedule is recorded in (or
 /// checked against) the results folder, as an unsharded run does, then
 /// the share's results go to `shards/K-of-N/` and its board beside the
@@ -246,7 +228,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let chosen = crate::shard::choose(args.shard, args.shards, |k| std::env::var(k).ok())
         .map_err(|e| HarnessError::Config(e.to_string()))?;
     if let Some(c) = &chosen {
-        refuse_adaptive(&config, c)?;
         tracing::info!(
             "share {} (0-based) of the tournament, from {}",
             c.share,
@@ -343,9 +324,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     // played again from the start. Only a referee's own live files go.
     crate::report::live::remove_stale(&config.results, games.iter().map(|g| g.id.as_str()));
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
-    // A Swiss round plays ⌊n/2⌋ pairings of two games.
+    // A Swiss round plays ⌊n/2⌋ pairings of two games; a share plays its
+    // part of each round (as many games as of the first, which its
+    // schedule lists).
     let total = if swiss {
-        config.rounds as usize * (names.len() / 2) * 2
+        let per_round = match &chosen {
+            Some(_) => games.len(),
+            None => schedule::swiss_shares::games_per_round(names.len()),
+        };
+        config.rounds as usize * per_round
     } else {
         games.len()
     };
@@ -439,19 +426,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         if let (Some(stop), Some(_)) = (&sprt, &chosen) {
             scope.spawn(|| watch_shares(stop, &watching));
         }
-        let batches = if swiss { config.rounds } else { 1 };
+        // A share dealt no pairing of a Swiss round plays none of any.
+        let batches = match (swiss, &chosen) {
+            (true, Some(_)) if games.is_empty() => 0,
+            (true, _) => config.rounds,
+            (false, _) => 1,
+        };
         for round in 1..=batches {
             let batch = if swiss {
-                let played = crate::rating::swiss::rounds(&records);
-                // Paired from the records of the earlier rounds (all played:
-                // a round with games left stops the loop below).
-                let pairing = schedule::swiss::pair_next(&names, &played, round)
-                    .map_err(|e| HarnessError::ScheduleChanged(e.to_string()))?;
+                let Some(pairing) =
+                    swiss_pairing(&names, &records, round, &chosen, &whole_results)?
+                else {
+                    // Stopped while waiting for the other shares.
+                    left += total.saturating_sub(count);
+                    break;
+                };
                 let opening = &openings[(round as usize - 1) % openings.len()];
                 if let Some(b) = pairing.bye {
                     tracing::info!("Swiss round {round}: bye for {}", names[b]);
                 }
-                schedule::swiss::round_games(&names, &pairing, round, opening)
+                let all = schedule::swiss::round_games(&names, &pairing, round, opening);
+                match &chosen {
+                    Some(c) => c.share.games(&all),
+                    None => all,
+                }
             } else {
                 games.clone()
             };
@@ -558,6 +556,37 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         return Ok(exit::INTERRUPTED);
     }
     Ok(exit::OK)
+}
+
+/// The pairing of Swiss round `round`, from the records of the earlier
+/// rounds (all played: a round with games left stops the run's loop). A
+/// share pairs it from every share's records, once every share has
+/// recorded its part of the earlier rounds: it waits for them, saying for
+/// which every 10 s. `None`: the run was stopped while waiting.
+fn swiss_pairing(
+    names: &[String],
+    records: &[GameRecord],
+    round: u32,
+    chosen: &Option<crate::shard::Chosen>,
+    top: &std::path::Path,
+) -> Result<Option<schedule::swiss::RoundPairing>, HarnessError> {
+    match chosen {
+        Some(c) if round > 1 => schedule::swiss_shares::wait_for_round(
+            top,
+            names,
+            c.share.count,
+            round,
+            crate::interrupt::stop_requested(),
+            Duration::from_secs(10),
+            &mut |line| tracing::info!("share {}: {line}", c.share.name()),
+        ),
+        _ => {
+            let played = crate::rating::swiss::rounds(records);
+            schedule::swiss::pair_next(names, &played, round)
+                .map(Some)
+                .map_err(|e| HarnessError::ScheduleChanged(e.to_string()))
+        }
+    }
 }
 
 /// Ends [`watch_shares`] however the games end.

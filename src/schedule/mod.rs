@@ -9,6 +9,7 @@ mod pairings;
 mod pool;
 pub mod sprt_stop;
 pub mod swiss;
+pub mod swiss_shares;
 
 pub use pairings::{
     gauntlet, random_openings, round_robin, schedule, with_added_players, ScheduledGame,

@@ -3,8 +3,10 @@
 //! openings, colours and results) and crosstable; a share killed mid-run
 //! and run again loses and doubles nothing; a share of another
 //! configuration or another split is refused; an SPRT in 4 shares stops
-//! every share with one verdict; and the same on a real one-node Slurm
-//! (`scripts/slurm-one-node`, `sbatch --array=0-3`).
+//! every share with one verdict; a Swiss of 5 rounds in 3 shares (each
+//! waiting for the others' part of a round before pairing the next) gives
+//! the whole Swiss's games; and the same on a real one-node Slurm
+//! (`scripts/slurm-one-node`, `sbatch --array=0-3`, `--array=0-2`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -353,7 +355,7 @@ fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
 }
 
 #[test]
-fn kubernetes_gives_the_index_and_a_swiss_is_refused_in_shares() {
+fn kubernetes_gives_the_index_and_a_swiss_waits_for_the_other_shares() {
     let s = Scratch::new();
     s.write("tournament.toml", &six(greedy(), 2));
     let out = s
@@ -376,22 +378,36 @@ fn kubernetes_gives_the_index_and_a_swiss_is_refused_in_shares() {
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs the share's index"));
 
-    {
-        let t = Scratch::new();
-        let toml = six(greedy(), 2).replace(
-            "concurrency = 1\n",
-            "concurrency = 1\nformat = \"swiss\"\nrounds = 3\n",
-        );
-        t.write("tournament.toml", &toml);
-        let out = t.cmd(&["run", "--shard", "0/2"]).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{stderr}");
-        assert!(
-            stderr.contains("cannot be played in shares yet"),
-            "{stderr}"
-        );
-        assert!(!t.join("results/shards").exists(), "nothing played");
-    }
+    // A Swiss is played in shares too: its rounds wait for each other.
+    let t = Scratch::new();
+    t.write("tournament.toml", &swiss(3));
+    let log = t.join("share-1.log");
+    let mut waiting = Command::new(tournament_bin())
+        .current_dir(t.path())
+        .args(["run", "--shards", "2"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let said = wait_until(120, || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("Swiss round 2: waiting for share 0-of-2")
+    });
+    signal(&waiting, libc::SIGTERM);
+    let status = waiting.wait().unwrap();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(said, "{stderr}");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("share 1/2 (0-based) of the tournament, from Kubernetes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Swiss round 2: waiting for share 0-of-2 (0 of 4 games)"),
+        "share 1 waits for share 0's part of round 1: {stderr}"
+    );
 }
 
 #[test]
@@ -614,5 +630,172 @@ fn two_shares_on_two_mounts_started_by_gnu_parallel_give_one_tournament() {
         outcomes(&read(&ws.a.join("results/merged/games.jsonl"))),
         expected,
         "the same games as the whole run"
+    );
+}
+
+/// A Swiss of `rounds` rounds of 7 deterministic built-ins on a 6x6
+/// board: 3 pairings (6 games) and a bye a round.
+fn swiss(rounds: u32) -> String {
+    let mut t = format!(
+        "[tournament]\nname = \"swiss\"\nformat = \"swiss\"\nrounds = {rounds}\nconcurrency = 1\n\
+         size = 6\n\n[time]\nmove-ms = 3000\nstartup-ms = 5000\n\n[openings]\nrandom-plies = 2\n\
+         seed = 7\n"
+    );
+    for (name, how) in [
+        ("g1", "greedy"),
+        ("w1", "weighted"),
+        ("r1", "random"),
+        ("g2", "greedy"),
+        ("w2", "weighted"),
+        ("r2", "random"),
+        ("w3", "weighted"),
+    ] {
+        t.push_str(&format!(
+            "\n[[player]]\nname = \"{name}\"\nbuiltin = \"{how}\"\n"
+        ));
+    }
+    t
+}
+
+fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: a plain kill(2) of a child this test started.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+#[test]
+fn a_swiss_in_three_shares_equals_the_whole_swiss() {
+    let (r, expected) = reference(&swiss(5));
+    assert_eq!(expected.len(), 30, "5 rounds of 3 pairings");
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &swiss(5));
+    let part = |k: u32| s.join(&format!("results/shards/{k}-of-3/games.jsonl"));
+    // Shares 0 and 1 play their part of round 1, then wait for share 2.
+    let zero = share(&s, 0, 3);
+    let one = share(&s, 1, 3);
+    assert!(
+        wait_until(120, || read(&part(0)).len() == 2
+            && read(&part(1)).len() == 2),
+        "shares 0 and 1 play round 1"
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(read(&part(0)).len(), 2, "share 0 waits for share 2");
+    // A waiting share stops at once on TERM, and says how to resume.
+    signal(&one, libc::SIGTERM);
+    let out = one.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("Swiss round 2: waiting for share 2-of-3 (0 of 2 games)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("run the same command again to resume"),
+        "{stderr}"
+    );
+    // Share 2 plays round 1; share 0 plays round 2 and waits for share 1.
+    let two = share(&s, 2, 3);
+    assert!(
+        wait_until(120, || read(&part(0)).len() == 4),
+        "share 0 plays round 2"
+    );
+    let one = share(&s, 1, 3);
+    let mut shares_said = String::new();
+    for (k, child) in [(0, zero), (1, one), (2, two)] {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "share {k}: {stderr}");
+        shares_said.push_str(&stderr);
+        assert_eq!(read(&part(k)).len(), 10, "share {k}: one pairing a round");
+    }
+    assert!(
+        shares_said.contains("(2 already played)"),
+        "share 1 resumed:\n{shares_said}"
+    );
+    assert!(
+        shares_said.contains("waiting for share 1-of-3"),
+        "{shares_said}"
+    );
+
+    let out = s.run_ok(&["merge"], 60);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("merged 30 games of 3 shares (3 done)"),
+        "{out:?}"
+    );
+    let merged = read(&s.join("results/merged/games.jsonl"));
+    assert_eq!(
+        outcomes(&merged),
+        expected,
+        "the same games as the whole Swiss"
+    );
+    let rounds = |recs: &[GameRecord]| -> BTreeMap<String, Option<u32>> {
+        recs.iter().map(|r| (r.id.clone(), r.swiss_round)).collect()
+    };
+    assert_eq!(
+        rounds(&merged),
+        rounds(&read(&r.join("results/games.jsonl")))
+    );
+    assert_eq!(standings(&s, "results"), standings(&r, "results"));
+}
+
+#[test]
+fn a_swiss_as_a_slurm_array_of_3_tasks_equals_the_whole_swiss() {
+    if !needs::have(SLURM) {
+        return;
+    }
+    let up = Command::new(project_root().join("scripts/slurm-one-node"))
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "scripts/slurm-one-node: {up:?}");
+    let (_r, expected) = reference(&swiss(5));
+
+    let s = Scratch::new();
+    s.write("tournament.toml", &swiss(5));
+    // The tasks of a Swiss wait for each other: all 3 must run at once,
+    // sharing the node's CPUs (the partition allows it, see
+    // scripts/slurm-one-node).
+    let sbatch = Command::new("sbatch")
+        .current_dir(s.path())
+        .env("TOURNAMENT", tournament_bin())
+        .args([
+            "--parsable",
+            "--array=0-2",
+            "--oversubscribe",
+            "--output",
+            &s.join("slurm-%a.out").display().to_string(),
+        ])
+        .arg(project_root().join("scripts/tournament-array.sbatch"))
+        .arg("tournament.toml")
+        .output()
+        .unwrap();
+    assert!(sbatch.status.success(), "{sbatch:?}");
+    let job = String::from_utf8_lossy(&sbatch.stdout).trim().to_string();
+    let logs = || -> String {
+        (0..3)
+            .map(|k| std::fs::read_to_string(s.join(&format!("slurm-{k}.out"))).unwrap_or_default())
+            .collect()
+    };
+    // No task can end before every task has played every round: the
+    // array ends only if the 3 ran at once.
+    let ended = slurm_job_ends(&job, 600);
+    if !ended {
+        let _ = Command::new("scancel").arg(&job).status();
+    }
+    let logs = logs();
+    assert!(ended, "the 3 tasks ran at once and ended:\n{logs}");
+    for k in 0..3 {
+        assert!(
+            logs.contains(&format!(
+                "share {k}/3 (0-based) of the tournament, from Slurm"
+            )),
+            "{logs}"
+        );
+    }
+    s.run_ok(&["merge"], 60);
+    let merged = read(&s.join("results/merged/games.jsonl"));
+    assert_eq!(
+        outcomes(&merged),
+        expected,
+        "the same games as the whole Swiss:\n{logs}"
     );
 }
