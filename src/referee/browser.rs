@@ -103,8 +103,10 @@ impl Desk {
 
     /// Takes `square` for turn `turn`, if it is the person's turn and a
     /// legal move there; the words the page shows.
+    /// The turn is closed at once, so a second click (or a page behind)
+    /// finds it over.
     pub fn post(&self, turn: u64, square: &str) -> Result<String, Refusal> {
-        let view = self.view();
+        let mut view = self.view();
         let Some(pos) = view.asked.filter(|_| view.turn == turn) else {
             return Err(Refusal::NotNow(
                 "not your turn (or that turn is over): wait for the board to change".into(),
@@ -114,6 +116,12 @@ impl Desk {
             Entry::Move(mv) => {
                 // The seat holds the receiver as long as the desk is used.
                 let _ = self.moves.send(Posted { turn, mv });
+                view.asked = None;
+                if let (Move::Play(_), Ok((after, _))) = (mv, pos.play(mv)) {
+                    view.shown = Some(after);
+                    view.last = Some(mv);
+                }
+                view.note = format!("you played {}; {} to move", move_name(mv), view.opponent);
                 Ok(format!("you played {}", move_name(mv)))
             }
             Entry::Again(why) => Err(Refusal::Illegal(why)),
@@ -225,22 +233,14 @@ impl BrowserSeat {
             view.deadline = Some(deadline);
             view.turn
         };
-        // Anything left from an earlier turn is stale.
-        while self.moves.try_recv().is_ok() {}
+        // A move may be posted as soon as the turn is shown (before this
+        // wait began); one posted for an earlier turn is skipped below.
         loop {
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.moves.recv_timeout(wait) {
                 Ok(p) if p.turn != turn => continue,
-                Ok(Posted { mv, .. }) => {
-                    let mut view = self.desk.view();
-                    view.asked = None;
-                    if let (Move::Play(_), Ok((after, _))) = (mv, pos.play(mv)) {
-                        view.shown = Some(after);
-                        view.last = Some(mv);
-                    }
-                    view.note = format!("you played {}; {} to move", move_name(mv), view.opponent);
-                    return Ok(move_name(mv));
-                }
+                // The desk showed it played when it took it.
+                Ok(Posted { mv, .. }) => return Ok(move_name(mv)),
                 Err(RecvTimeoutError::Timeout) => return Err(self.out_of_time()),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(SeatError::Exited("the person's page is gone".into()))
@@ -415,6 +415,10 @@ mod tests {
         assert!(refused.to_string().contains("flips no disc"), "{refused}");
         assert!(matches!(desk.post(n, "d4"), Err(Refusal::Illegal(_))));
         desk.post(n, "D3").unwrap();
+        assert!(
+            matches!(desk.post(n, "c4"), Err(Refusal::NotNow(_))),
+            "a second click finds the turn over"
+        );
         let deadline = Instant::now() + Duration::from_secs(5);
         assert_eq!(seat.await_reply(deadline).unwrap(), "d3");
         let view: serde_json::Value = serde_json::from_str(&desk.view_json()).unwrap();
