@@ -288,8 +288,8 @@ impl BrowserSeat {
             }
             Request::Turn { pos, last, ms } => {
                 view.turn += 1;
-                view.shown = Some(pos.clone());
-                view.asked = Some(pos.clone());
+                view.shown = Some(*pos);
+                view.asked = Some(*pos);
                 view.last = *last;
                 view.move_ms = *ms;
                 view.note = match last {
@@ -391,7 +391,7 @@ mod tests {
 
     fn turn(seat: &mut BrowserSeat, pos: &Position) {
         seat.send(&Request::Turn {
-            pos: pos.clone(),
+            pos: *pos,
             last: None,
             ms: 60_000,
         })
@@ -402,7 +402,7 @@ mod tests {
     fn a_posted_legal_square_is_the_reply_and_others_are_refused_with_why() {
         let (mut seat, desk) = BrowserSeat::open("ann", 60_000).unwrap();
         assert_eq!(desk.key().len(), 32);
-        assert!(desk.admits(&desk.key().to_string()));
+        assert!(desk.admits(desk.key()));
         assert!(!desk.admits("") && !desk.admits(&"0".repeat(32)));
         let start = Position::start(8);
         assert!(matches!(desk.post(0, "d3"), Err(Refusal::NotNow(_))));

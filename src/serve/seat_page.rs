@@ -55,9 +55,7 @@ fn post_move(desk: &Desk, query: &str) -> Response<Reply> {
     match desk.post(turn, square) {
         Ok(words) => plain(StatusCode::OK, &format!("{words}\n")),
         Err(e @ Refusal::NotNow(_)) => plain(StatusCode::CONFLICT, &format!("{e}\n")),
-        Err(e @ Refusal::Illegal(_)) => {
-            plain(StatusCode::UNPROCESSABLE_ENTITY, &format!("{e}\n"))
-        }
+        Err(e @ Refusal::Illegal(_)) => plain(StatusCode::UNPROCESSABLE_ENTITY, &format!("{e}\n")),
     }
 }
 
@@ -118,7 +116,7 @@ h1{font-size:1.2em;margin:.2em 0}
     text("clock-you", "you: " + v.clock_you + (v.your_turn ? left : ""));
     text("clock-opponent", (v.opponent || "opponent") + ": " + v.clock_opponent);
     document.getElementById("clock-you").className = v.your_turn ? "moving" : "";
-    var discs = v.discs ? " (X " + v.discs[0] + " · O " + v.discs[1] + ")" : "";
+    var discs = v.discs && !v.over ? " (X " + v.discs[0] + " · O " + v.discs[1] + ")" : "";
     text("note", (v.over || v.note) + discs);
     var n = v.size;
     board.style.gridTemplateColumns = "repeat(" + n + ",1fr)";
@@ -140,7 +138,10 @@ h1{font-size:1.2em;margin:.2em 0}
       .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
       .then(function (v) { if (!busy) draw(v); })
       .catch(function (e) {
-        if (seen) { body.setAttribute("data-gone", "1"); text("note", "the referee is gone: the run has ended (its results folder has the games)"); }
+        if (seen) {
+          body.setAttribute("data-gone", "1");
+          text("note", (view && view.over ? view.over + ". " : "") + "The referee is gone: the run has ended (its results folder has the games).");
+        }
         else text("note", "cannot reach the referee: " + e.message);
       });
   }

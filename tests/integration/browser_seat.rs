@@ -52,26 +52,26 @@ fn private_link(served: &Served) -> String {
 
 /// Clicks a marked legal square whenever there is one, until the game is
 /// over (or the run ended and the referee is gone).
-const PLAY_ON: &str = r#"(function () {
+const PLAY_ON: &str = r##"(function () {
   var b = document.body;
   if (b.getAttribute("data-over") || b.getAttribute("data-gone")) return true;
   var legal = document.querySelector("#board button.legal");
   if (legal) legal.click();
   return false;
-})()"#;
+})()"##;
 
 /// Clicks an empty square that is not marked legal.
-const CLICK_ILLEGAL: &str = r#"(function () {
+const CLICK_ILLEGAL: &str = r##"(function () {
   var all = document.querySelectorAll("#board button");
   for (var i = 0; i < all.length; i++) {
     var b = all[i];
     if (!b.classList.contains("legal") && !b.querySelector(".disc")) { b.click(); return b.getAttribute("data-square"); }
   }
   return null;
-})()"#;
+})()"##;
 
-const MARKED: &str = r#"Array.prototype.map.call(document.querySelectorAll("#board button.legal"),
-  function (b) { return b.getAttribute("data-square"); }).sort().join(" ")"#;
+const MARKED: &str = r##"Array.prototype.map.call(document.querySelectorAll("#board button.legal"),
+  function (b) { return b.getAttribute("data-square"); }).sort().join(" ")"##;
 
 #[test]
 fn a_person_plays_a_whole_game_in_the_browser_by_clicks_and_nobody_else_can_move() {
@@ -81,8 +81,15 @@ fn a_person_plays_a_whole_game_in_the_browser_by_clicks_and_nobody_else_can_move
     let link = private_link(&served);
     let addr = served.addr.clone();
     let (path, key) = {
-        let p = link.split_once(&addr).expect("the link is on the served address").1;
-        let key = p.split_once("key=").expect("a key in the link").1.to_string();
+        let p = link
+            .split_once(&addr)
+            .expect("the link is on the served address")
+            .1;
+        let key = p
+            .split_once("key=")
+            .expect("a key in the link")
+            .1
+            .to_string();
         (p.to_string(), key)
     };
     assert_eq!(key.len(), 32, "128 bits in hex: {key}");
@@ -109,7 +116,10 @@ fn a_person_plays_a_whole_game_in_the_browser_by_clicks_and_nobody_else_can_move
     for target in [
         format!("/seat/ann/move?turn={turn}&square={square}"),
         format!("/seat/ann/move?key={wrong}&turn={turn}&square={square}"),
-        format!("/seat/ann/move?key={}&turn={turn}&square={square}", &key[..31]),
+        format!(
+            "/seat/ann/move?key={}&turn={turn}&square={square}",
+            &key[..31]
+        ),
         format!("/seat/greedy/move?key={key}&turn={turn}&square={square}"),
     ] {
         let (status, body) = http(&addr, "POST", &target);
@@ -179,13 +189,22 @@ fn a_person_plays_a_whole_game_in_the_browser_by_clicks_and_nobody_else_can_move
         .collect();
     legal.sort();
     assert_eq!(shown_turn, turn.to_string());
-    assert_eq!(marked, legal.join(" "), "the marked squares are the legal ones");
+    assert_eq!(
+        marked,
+        legal.join(" "),
+        "the marked squares are the legal ones"
+    );
     let (width, scroll, cell): (f64, f64, f64) =
         serde_json::from_str(looks[2].as_str().unwrap()).unwrap();
-    assert!(scroll <= width, "no sideways scrolling on a phone: {scroll} > {width}");
+    assert!(
+        scroll <= width,
+        "no sideways scrolling on a phone: {scroll} > {width}"
+    );
     assert!(cell >= 36.0, "a tap target of {cell}px");
     assert_png(&shot);
-    let refused = looks[3].as_str().unwrap_or_else(|| panic!("no empty unmarked square: {looks:?}"));
+    let refused = looks[3]
+        .as_str()
+        .unwrap_or_else(|| panic!("no empty unmarked square: {looks:?}"));
     let why = looks[4].as_str().unwrap();
     assert!(
         why.contains(refused) && why.contains("legal:"),
@@ -213,7 +232,11 @@ fn a_person_plays_a_whole_game_in_the_browser_by_clicks_and_nobody_else_can_move
     assert_eq!(records.len(), 1, "{text}");
     let r = &records[0];
     assert_eq!(r["reason"], "normal", "{r}");
-    let ann = if r["black"] == "ann" { "black" } else { "white" };
+    let ann = if r["black"] == "ann" {
+        "black"
+    } else {
+        "white"
+    };
     assert!(r["black"] == "ann" || r["white"] == "ann", "{r}");
     let transcript = r["transcript"].as_str().unwrap();
     let (_, end) = othello::replay_transcript(othello::Position::start(6), transcript).unwrap();
