@@ -287,8 +287,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(p) = &person {
         if config.concurrency > 1 {
             tracing::info!(
-                "{} plays at this terminal: one game at a time, so that the board shown is theirs",
-                p.name
+                "{} plays {}: one game at a time, so that the board shown is theirs",
+                p.name,
+                if args.serve.is_some() {
+                    "in the browser"
+                } else {
+                    "at this terminal"
+                }
             );
             config.concurrency = 1;
         }
