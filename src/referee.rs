@@ -10,6 +10,7 @@
 //! and never prints; the only `Err` it returns is the harness's own
 //! failure (the board lost or unwritable), never a bot's.
 
+pub mod browser;
 pub mod core;
 pub mod person;
 pub mod seat;
@@ -25,6 +26,7 @@ use crate::record::{DiscCount, Forfeit, GameRecord};
 pub use self::core::{
     failure_reason, ClockReading, GameCore, Happened, Lost, Next, Outcome, SeatError,
 };
+pub use browser::{BrowserSeat, Desk};
 pub use person::PersonSeat;
 pub use seat::{GameError, MailboxSeat, PrepareError, ScriptedSeat, Seat, SendError};
 

@@ -13,7 +13,7 @@ use crate::event::{EventSink, Fanout};
 use crate::mailbox::{BoardLock, LockOptions};
 use crate::player::{become_subreaper, PlayerSpec};
 use crate::record::GameRecord;
-use crate::referee::{GameSpec, PersonSeat, SideTime};
+use crate::referee::{BrowserSeat, Desk, GameSpec, PersonSeat, SideTime};
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
 use crate::results::{check_schedule, ResultStore, StoredSchedule};
 use crate::schedule::sprt_stop::SprtStop;
@@ -70,6 +70,57 @@ fn startable(p: &crate::player::PlayerSpec, board: &std::path::Path) -> Result<(
         }
         _ => Ok(()),
     }
+}
+
+/// Where the person of the tournament (`human = true`) sits: in the
+/// browser, through a private page, when the live page is served
+/// (`--serve`); at this terminal otherwise. The desks the server shows.
+#[allow(clippy::type_complexity)]
+fn seat_person(
+    person: Option<&crate::player::PlayerSpec>,
+    in_browser: bool,
+) -> anyhow::Result<(
+    Option<Box<std::sync::Mutex<dyn crate::referee::Seat + Send>>>,
+    Vec<std::sync::Arc<Desk>>,
+)> {
+    let Some((p, move_ms, clock)) = person.and_then(|p| match p.launch {
+        crate::player::Launch::Person { move_ms, clock } => Some((p, move_ms, clock)),
+        _ => None,
+    }) else {
+        return Ok((None, Vec::new()));
+    };
+    if in_browser {
+        let (seat, desk) = BrowserSeat::open(&p.name, move_ms)
+            .map_err(|e| anyhow::anyhow!("cannot draw a private key for {}: {e}", p.name))?;
+        let seat = match clock {
+            Some(c) => seat.with_clock(c),
+            None => seat,
+        };
+        return Ok((Some(Box::new(std::sync::Mutex::new(seat))), vec![desk]));
+    }
+    let seat = PersonSeat::at_terminal(&p.name, move_ms);
+    let seat = match clock {
+        Some(c) => seat.with_clock(c),
+        None => seat,
+    };
+    Ok((Some(Box::new(std::sync::Mutex::new(seat))), Vec::new()))
+}
+
+/// The line that gives a person their private link (never shown on the
+/// public page).
+fn private_link(addr: std::net::SocketAddr, desk: &Desk) -> String {
+    let host = if addr.ip().is_unspecified() {
+        format!("<this machine's address>:{}", addr.port())
+    } else {
+        addr.to_string()
+    };
+    format!(
+        "{} plays in the browser: http://{host}{} (a private link: whoever has it plays for {}; \
+         keep it to them)",
+        desk.name(),
+        desk.path(),
+        desk.name()
+    )
 }
 
 /// The time control of each side of a game with the person at this
@@ -218,8 +269,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(p) = &person {
         if config.concurrency > 1 {
             tracing::info!(
-                "{} plays at this terminal: one game at a time, so that the board shown is theirs",
-                p.name
+                "{} plays {}: one game at a time, so that the board shown is theirs",
+                p.name,
+                if args.serve.is_some() {
+                    "in the browser"
+                } else {
+                    "at this terminal"
+                }
             );
             config.concurrency = 1;
         }
@@ -291,11 +347,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let to_play = check_schedule(&config.results, &stored)?;
     let games = to_play.games.clone();
     let (mut store, done) = ResultStore::open(&config.results, &to_play)?;
+    let (person_seat, desks) = seat_person(person.as_ref(), args.serve.is_some())?;
     let live_page = match args.serve {
         Some(addr) => {
-            let server = crate::serve::LiveServer::start(&config.results, addr)?;
+            let server =
+                crate::serve::LiveServer::start_with_desks(&config.results, addr, desks.clone())?;
             eprintln!("{}", server.announce());
             super::pasteable::network_hint(server.addr(), "--serve");
+            for desk in &desks {
+                eprintln!("{}", private_link(server.addr(), desk));
+            }
             Some(server)
         }
         None => None,
@@ -395,16 +456,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         }
         progress.set_note(stop.note());
     }
-    let person_seat = person.as_ref().and_then(|p| match p.launch {
-        crate::player::Launch::Person { move_ms, clock } => {
-            let seat = PersonSeat::at_terminal(&p.name, move_ms);
-            Some(std::sync::Mutex::new(match clock {
-                Some(c) => seat.with_clock(c),
-                None => seat,
-            }))
-        }
-        _ => None,
-    });
     let setup = PoolSetup {
         lock: &lock,
         concurrency: config.concurrency,
@@ -413,7 +464,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         sink: &sink,
         stop: crate::interrupt::stop_requested(),
         decided: sprt.as_ref().map(SprtStop::decided),
-        person: person_seat.as_ref(),
+        person: person_seat.as_deref(),
     };
     let openings = schedule::openings(&config);
     announce_openings(&config, &openings);

@@ -183,7 +183,7 @@ impl PersonSeat {
 }
 
 /// A time as a person reads it: `1:05` from a minute, `9.8 s` below.
-fn duration(ms: u64) -> String {
+pub(super) fn duration(ms: u64) -> String {
     if ms >= 60_000 {
         let s = ms / 1000;
         format!("{}:{:02}", s / 60, s % 60)
@@ -195,7 +195,7 @@ fn duration(ms: u64) -> String {
 }
 
 /// One clock as a person reads it.
-fn reading(clock: ClockReading) -> String {
+pub(super) fn reading(clock: ClockReading) -> String {
     match clock {
         ClockReading::Game {
             left_ms,
@@ -219,7 +219,7 @@ fn reading(clock: ClockReading) -> String {
 
 /// What a typed line is, for the position to move in.
 #[derive(Debug, PartialEq, Eq)]
-enum Entry {
+pub(super) enum Entry {
     /// A legal move (a square, or `pass` with no square to play).
     Move(Move),
     /// Not a legal move: why, in words, and ask again.
@@ -228,7 +228,7 @@ enum Entry {
     Nothing,
 }
 
-fn judge_entry(pos: &Position, line: &str) -> Entry {
+pub(super) fn judge_entry(pos: &Position, line: &str) -> Entry {
     let text = line.trim();
     if text.is_empty() {
         return Entry::Nothing;

@@ -19,7 +19,7 @@ use crate::event::EventSink;
 use crate::mailbox::{BoardLock, MailboxError};
 use crate::player::{Instance, PlayerSpec, GRACE};
 use crate::record::GameRecord;
-use crate::referee::{play_seats, GameError, GameSpec, MailboxSeat, PersonSeat, Seat};
+use crate::referee::{play_seats, GameError, GameSpec, MailboxSeat, Seat};
 
 use super::ScheduledGame;
 
@@ -37,9 +37,10 @@ pub struct PoolSetup<'a> {
     /// Set when the run has its answer (an SPRT crossed a bound): start
     /// no further game either.
     pub decided: Option<&'a AtomicBool>,
-    /// The person at this terminal (`human = true`), who sits in their
-    /// games instead of their instance (which is never started).
-    pub person: Option<&'a std::sync::Mutex<PersonSeat>>,
+    /// The person (`human = true`), at this terminal or in the browser,
+    /// who sits in their games instead of their instance (which is never
+    /// started).
+    pub person: Option<&'a std::sync::Mutex<dyn Seat + Send>>,
 }
 
 struct Job {

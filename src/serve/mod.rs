@@ -29,13 +29,16 @@
 //! Routes: `/` the page, `/events` the stream (`event: state`, the
 //! snapshot as JSON, on every change), `/state` the snapshot once,
 //! `/report` the HTML report of the games so far, `/results/logs/<id>.log`
-//! a game's log. Anything else: 404.
+//! a game's log. Anything else: 404. Under `/seat/`, a person's private
+//! page (`seat_page`), the only place anything may be posted, and only
+//! with that person's key.
 
 mod admission;
 mod bodies;
 pub mod feed;
 pub mod files;
 mod page;
+mod seat_page;
 
 use std::convert::Infallible;
 use std::io;
@@ -98,6 +101,16 @@ pub struct LiveServer {
 impl LiveServer {
     /// Listens on `addr` and serves the results folder `results`.
     pub fn start(results: &Path, addr: SocketAddr) -> anyhow::Result<LiveServer> {
+        LiveServer::start_with_desks(results, addr, Vec::new())
+    }
+
+    /// The same, with the private pages of the people in `desks` (each
+    /// reached only with its key).
+    pub fn start_with_desks(
+        results: &Path,
+        addr: SocketAddr,
+        desks: Vec<Arc<crate::referee::Desk>>,
+    ) -> anyhow::Result<LiveServer> {
         let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
         let addr = listener.local_addr()?;
@@ -139,6 +152,10 @@ impl LiveServer {
             stopping,
             page: Mutex::new(None),
             report: tokio::sync::Mutex::new(None),
+            desks: desks
+                .into_iter()
+                .map(|d| (d.name().to_string(), d))
+                .collect(),
         });
         threads.push(std::thread::spawn(move || {
             below_the_games();
@@ -244,6 +261,8 @@ struct Site {
     /// The report as rendered for the snapshot of that number (held while
     /// it is rendered, so that it is rendered once).
     report: tokio::sync::Mutex<Option<(u64, Bytes)>>,
+    /// The private desks of the people playing in the browser.
+    desks: seat_page::Desks,
 }
 
 impl Site {
@@ -297,6 +316,10 @@ impl Site {
     }
 
     async fn answer(self: Arc<Site>, request: Request<Incoming>) -> Response<Reply> {
+        if let Some(rest) = request.uri().path().strip_prefix("/seat/") {
+            let query = request.uri().query().unwrap_or("");
+            return seat_page::answer(&self.desks, request.method(), rest, query);
+        }
         if request.method() != Method::GET && request.method() != Method::HEAD {
             return plain(StatusCode::METHOD_NOT_ALLOWED, "read-only: GET only\n");
         }
@@ -455,6 +478,7 @@ fn answer(status: StatusCode, kind: &str, body: Reply) -> Response<Reply> {
         .header(header::CACHE_CONTROL, "no-store")
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::CONTENT_SECURITY_POLICY, POLICY)
+        .header(header::REFERRER_POLICY, "no-referrer")
         .header(header::CONNECTION, "close")
         .body(body)
         .expect("valid headers")

@@ -2,6 +2,7 @@
 //! real games, and the `tournament` command run as a user runs it.
 
 mod bots;
+mod browser_seat;
 mod by_hand;
 mod cheats;
 mod class_drive;
