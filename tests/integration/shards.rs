@@ -207,6 +207,10 @@ fn a_share_killed_mid_run_resumes_with_nothing_lost_or_doubled() {
     assert!(String::from_utf8_lossy(&changed.stderr).contains("different schedule"));
 }
 
+/// One Slurm test at a time: the one-node cluster has 2 CPUs, and a task
+/// requeued by one test waited past its time behind another test's array.
+static SLURM_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// What the Slurm test needs: the tools of a one-node cluster.
 const SLURM: &[Need] = &[
     Need::Root,
@@ -221,6 +225,7 @@ fn a_slurm_job_array_of_4_tasks_gives_the_whole_runs_games() {
     if !needs::have(SLURM) {
         return;
     }
+    let _turn = SLURM_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let up = Command::new(project_root().join("scripts/slurm-one-node"))
         .output()
         .unwrap();
@@ -279,6 +284,7 @@ fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
     if !needs::have(SLURM) {
         return;
     }
+    let _turn = SLURM_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let up = Command::new(project_root().join("scripts/slurm-one-node"))
         .output()
         .unwrap();
@@ -330,7 +336,9 @@ fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
     }));
     assert!(
         wait_until(300, || read(&games).len() >= 30),
-        "task 1 finishes its share"
+        "task 1 finishes its share ({} games):\n{}",
+        read(&games).len(),
+        std::fs::read_to_string(s.join("slurm-1.out")).unwrap_or_default()
     );
     assert!(slurm_job_ends(&job, 60), "the array ends");
     let log = std::fs::read_to_string(s.join("slurm-1.out")).unwrap();
@@ -529,6 +537,7 @@ fn an_sprt_as_a_slurm_array_of_4_tasks_stops_every_task_with_one_verdict() {
     if !needs::have(SLURM) {
         return;
     }
+    let _turn = SLURM_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let up = Command::new(project_root().join("scripts/slurm-one-node"))
         .output()
         .unwrap();
@@ -743,6 +752,7 @@ fn a_swiss_as_a_slurm_array_of_3_tasks_equals_the_whole_swiss() {
     if !needs::have(SLURM) {
         return;
     }
+    let _turn = SLURM_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let up = Command::new(project_root().join("scripts/slurm-one-node"))
         .output()
         .unwrap();
