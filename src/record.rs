@@ -83,6 +83,8 @@ pub enum EndReason {
     Memory,
     /// The bot wrote more than its sandbox allows (`disk-mb`).
     Disk,
+    /// A person resigned (at their seat, when asked for a move).
+    Resigned,
 }
 
 impl EndReason {
@@ -104,6 +106,7 @@ impl EndReason {
             EndReason::StartFailed => "start-failed",
             EndReason::Memory => "memory",
             EndReason::Disk => "disk",
+            EndReason::Resigned => "resigned",
         }
     }
 
