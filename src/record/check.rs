@@ -612,10 +612,16 @@ mod tests {
         r.reason = EndReason::Timeout;
         assert_eq!(r.check(), Ok(()), "white was to move: its timeout stands");
         // A person's resignation is their forfeit, read back like one.
-        let mut r = good.clone();
-        r.reason = EndReason::Resigned;
-        assert_eq!(r.check(), Ok(()), "white resigned: the record stands");
-        let back: GameRecord = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        let mut resigned = good.clone();
+        resigned.reason = EndReason::Resigned;
+        assert_eq!(
+            resigned.check(),
+            Ok(()),
+            "white resigned: the record stands"
+        );
+        let json = serde_json::to_string(&resigned).unwrap();
+        assert!(json.contains(r#""reason":"resigned""#), "{json}");
+        let back: GameRecord = serde_json::from_str(&json).unwrap();
         assert_eq!(back.reason, EndReason::Resigned);
         r.forfeit = Some(Forfeit {
             color: "black".into(),
