@@ -232,6 +232,10 @@ pub struct GameRecord {
     /// The Swiss round the game belongs to (Swiss events only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swiss_round: Option<u32>,
+    /// The players of this game who were people (`human = true`), only
+    /// when one was: records of bots only stay as they were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub people: Vec<String>,
 }
 
 impl GameRecord {

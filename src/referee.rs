@@ -492,6 +492,11 @@ impl Driver<'_> {
                 white: used[1] as u32,
             },
             swiss_round: None,
+            people: seats
+                .iter()
+                .filter(|s| s.is_person())
+                .map(|s| s.name().to_string())
+                .collect(),
         })
     }
 }

@@ -402,6 +402,10 @@ impl Seat for PersonSeat {
         Vec::new()
     }
 
+    fn is_person(&self) -> bool {
+        true
+    }
+
     fn own_move_ms(&self) -> Option<u64> {
         Some(self.move_ms)
     }

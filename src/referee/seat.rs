@@ -148,6 +148,10 @@ pub trait Seat {
     fn library_fallbacks(&self) -> u32 {
         0
     }
+    /// True for a person (a seat at a terminal), whom records mark.
+    fn is_person(&self) -> bool {
+        false
+    }
     /// Its own time per move, where it is not the event's (a person's).
     fn own_move_ms(&self) -> Option<u64> {
         None

@@ -402,6 +402,20 @@ builtin = "greedy"
     }
     colours.sort();
     assert_eq!(colours, ["TB", "TW"], "ann played both colours");
+    // Marked as a person in every record, and in the crosstable.
+    for r in &records {
+        assert_eq!(r["people"], serde_json::json!(["ann"]), "{r}");
+    }
+    let table = std::process::Command::new(tournament_bin())
+        .current_dir(s.path())
+        .env("NO_COLOR", "1")
+        .arg("crosstable")
+        .output()
+        .unwrap();
+    assert!(table.status.success(), "{table:?}");
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("ann (person)"), "{table}");
+    assert!(!table.contains("greedy (person)"), "{table}");
 }
 
 #[test]
@@ -940,6 +954,10 @@ builtin = "greedy"
     let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
     let record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     assert_resigned(&record, "ann", &s.join("results"));
+    assert!(
+        !text.contains("\"people\""),
+        "no `human = true` player: {text}"
+    );
     // The results, read again (every record replayed), count the loss.
     let table = std::process::Command::new(tournament_bin())
         .current_dir(s.path())
