@@ -83,6 +83,8 @@ pub enum EndReason {
     Memory,
     /// The bot wrote more than its sandbox allows (`disk-mb`).
     Disk,
+    /// A person resigned (at their seat, when asked for a move).
+    Resigned,
 }
 
 impl EndReason {
@@ -104,6 +106,7 @@ impl EndReason {
             EndReason::StartFailed => "start-failed",
             EndReason::Memory => "memory",
             EndReason::Disk => "disk",
+            EndReason::Resigned => "resigned",
         }
     }
 
@@ -229,6 +232,10 @@ pub struct GameRecord {
     /// The Swiss round the game belongs to (Swiss events only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swiss_round: Option<u32>,
+    /// The players of this game who were people (`human = true`), only
+    /// when one was: records of bots only stay as they were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub people: Vec<String>,
 }
 
 impl GameRecord {

@@ -21,7 +21,7 @@ use crate::event::{Event, EventSink};
 use crate::game::{board_string, move_name, parse_move, transcript, Color, Move};
 use crate::player::{Instance, GRACE};
 use crate::protocol::Reply;
-use crate::record::{DiscCount, Forfeit, GameRecord};
+use crate::record::{DiscCount, EndReason, Forfeit, GameRecord};
 
 pub use self::core::{
     failure_reason, ClockReading, GameCore, Happened, Lost, Next, Outcome, SeatError,
@@ -400,7 +400,12 @@ impl Driver<'_> {
                 stderr_tail,
             }
         });
-        let forfeiter = outcome.forfeit.as_ref().map(|l| l.color);
+        // A person who resigned is still there: told END like the winner.
+        let forfeiter = outcome
+            .forfeit
+            .as_ref()
+            .filter(|l| l.reason != EndReason::Resigned)
+            .map(|l| l.color);
         let end = self.core.end_request();
         let mut sent = [false; 2];
         for (i, seat) in seats.iter_mut().enumerate() {
@@ -489,6 +494,11 @@ impl Driver<'_> {
                 white: used[1] as u32,
             },
             swiss_round: None,
+            people: seats
+                .iter()
+                .filter(|s| s.is_person())
+                .map(|s| s.name().to_string())
+                .collect(),
         })
     }
 }

@@ -107,6 +107,8 @@ struct Summary<'a> {
     time_ms: crate::record::DiscCount,
     #[serde(default)]
     swiss_round: Option<u32>,
+    #[serde(default)]
+    people: Vec<String>,
 }
 
 /// One move of a [`Summary`], borrowed where the line has no escapes.
@@ -144,6 +146,7 @@ pub fn parse_summary(line: &str) -> serde_json::Result<Checked> {
         finished: s.finished,
         time_ms: s.time_ms,
         swiss_round: s.swiss_round,
+        people: s.people,
     };
     let verdict = check_game(
         &record,

@@ -5,7 +5,8 @@
 //!
 //! Owns the loop between the mailbox's bot side (`mailbox-protocol`'s
 //! [`BotMailbox`]) and the person's dialogue ([`PersonSeat`]): a message
-//! in, the person's answer out. Must not judge a move (the person's seat
+//! in, the person's answer out (`RESIGN` when the person resigns). Must
+//! not judge a move (the person's seat
 //! asks again until it is legal; the referee adjudicates) nor write
 //! anything but the mailbox's `out.txt`.
 
@@ -18,6 +19,7 @@ use crate::cli::SeatArgs;
 use crate::error::{exit, HarnessError};
 use crate::protocol::Request;
 use crate::referee::person::PERSON_MOVE_MS;
+use crate::referee::seat::RESIGN;
 use crate::referee::{PersonSeat, Seat, SeatError};
 
 use super::players::optional_config;
@@ -67,13 +69,18 @@ pub fn run(args: &SeatArgs) -> anyhow::Result<i32> {
             _ => Duration::from_secs(3600),
         };
         let _ = person.send(&request);
-        match person.await_reply(Instant::now() + time) {
-            Ok(answer) => mailbox
-                .answer(&msg, &answer)
-                .map_err(|e| HarnessError::BoardUnwritable(format!("{}: {e}", dir.display())))?,
+        let answer = match person.await_reply(Instant::now() + time) {
+            Ok(answer) => Some(answer),
+            // The referee ends the game on the word, as the person's loss.
+            Err(SeatError::Resigned(_)) => Some(RESIGN.to_string()),
             // Out of time: the referee sees no answer and says so.
-            Err(SeatError::Timeout { .. }) => {}
+            Err(SeatError::Timeout { .. }) => None,
             Err(_) => return Ok(exit::OK),
+        };
+        if let Some(answer) = answer {
+            mailbox
+                .answer(&msg, &answer)
+                .map_err(|e| HarnessError::BoardUnwritable(format!("{}: {e}", dir.display())))?;
         }
         if matches!(request, Request::End { .. }) {
             ended += 1;

@@ -79,6 +79,8 @@ pub struct Crosstable {
     pub pentanomial: Option<[u64; 5]>,
     /// Set by [`Crosstable::with_sprt`].
     pub sprt: Option<SprtStatus>,
+    /// Players who played as people in some record (marked when shown).
+    pub people: std::collections::BTreeSet<String>,
 }
 
 impl SprtStatus {
@@ -220,6 +222,7 @@ pub fn crosstable(records: &[GameRecord], players: &[String]) -> Crosstable {
         pairings,
         pentanomial,
         sprt: None,
+        people: records.iter().flat_map(|r| r.people.clone()).collect(),
     }
 }
 
@@ -255,6 +258,7 @@ pub(crate) mod tests {
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
             swiss_round: None,
+            people: Vec::new(),
         }
     }
 

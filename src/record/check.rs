@@ -12,7 +12,8 @@
 //! move; the referee's own passes marked `auto`, no time); the transcript is
 //! those moves without passes. A game that ended `normal` ends on a position
 //! where neither side can move, with the discs of that position, the winner
-//! by them and the empties to the winner. Any other reason is a forfeit: of
+//! by them and the empties to the winner. Any other reason (`resigned`
+//! too: a person's own forfeit) is a forfeit: of
 //! a side named in `forfeit`, before the game was over (unless no bot moved
 //! at all), the side to move for a reason only a move's answer gives
 //! (timeout, an illegal or unreadable move); the discs are the position's,
@@ -610,6 +611,18 @@ mod tests {
         assert_eq!(r.moves.last().unwrap().color, "black");
         r.reason = EndReason::Timeout;
         assert_eq!(r.check(), Ok(()), "white was to move: its timeout stands");
+        // A person's resignation is their forfeit, read back like one.
+        let mut resigned = good.clone();
+        resigned.reason = EndReason::Resigned;
+        assert_eq!(
+            resigned.check(),
+            Ok(()),
+            "white resigned: the record stands"
+        );
+        let json = serde_json::to_string(&resigned).unwrap();
+        assert!(json.contains(r#""reason":"resigned""#), "{json}");
+        let back: GameRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.reason, EndReason::Resigned);
         r.forfeit = Some(Forfeit {
             color: "black".into(),
             ..r.forfeit.clone().unwrap()

@@ -126,6 +126,11 @@ impl Desk {
             }
             Entry::Again(why) => Err(Refusal::Illegal(why)),
             Entry::Nothing => Err(Refusal::Illegal("no square given".into())),
+            // Resigning is the terminal's and the seat's (with its
+            // confirmation); the page posts squares only.
+            Entry::Resign => Err(Refusal::Illegal(
+                "the page does not resign: tap a marked square".into(),
+            )),
         }
     }
 
@@ -370,6 +375,10 @@ impl Seat for BrowserSeat {
 
     fn stderr_tail(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    fn is_person(&self) -> bool {
+        true
     }
 
     fn own_move_ms(&self) -> Option<u64> {

@@ -40,6 +40,9 @@ pub enum SeatError {
     /// The player went over a sandbox limit.
     #[error("{detail}")]
     OverLimit { limit: Limit, detail: String },
+    /// A person resigned instead of moving (the whole reason, as shown).
+    #[error("{0}")]
+    Resigned(String),
 }
 
 /// A forfeit: who, why, in words.
@@ -162,6 +165,7 @@ pub fn failure_reason(err: &SeatError, awaited: &str) -> EndReason {
         SeatError::WrongSender(_) => EndReason::WrongSender,
         SeatError::Exited(_) => EndReason::Exited,
         SeatError::StartFailed(_) => EndReason::StartFailed,
+        SeatError::Resigned(_) => EndReason::Resigned,
         SeatError::OverLimit {
             limit: Limit::Memory,
             ..
@@ -389,7 +393,7 @@ impl GameCore {
 
     fn failed(&mut self, color: Color, err: &SeatError, awaited: &str) -> Vec<Happened> {
         let detail = match err {
-            SeatError::StartFailed(why) => why.clone(),
+            SeatError::StartFailed(why) | SeatError::Resigned(why) => why.clone(),
             other => format!("waiting for {awaited}: {other}"),
         };
         let reason = failure_reason(err, awaited);

@@ -8,8 +8,10 @@
 //! every adjudication from the referee's core. What a person types that is
 //! not a legal move (a typo, an occupied square, `pass` with moves left) is
 //! answered with why and asked again here, so it never reaches the core as
-//! an illegal move, a forfeit or a retry. Must not read the board's files
-//! or start processes.
+//! an illegal move, a forfeit or a retry. A person may resign (`resign`,
+//! then `yes` to confirm): the seat's answer is then
+//! [`SeatError::Resigned`], which the core ends the game with. Must not
+//! read the board's files or start processes.
 
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
@@ -149,10 +151,25 @@ impl PersonSeat {
             let line = self.next_line(deadline)?;
             match judge_entry(pos, &line) {
                 Entry::Move(mv) => return Ok(move_name(mv)),
+                Entry::Resign if self.confirm_resign(deadline)? => {
+                    self.say("you resigned this game\n");
+                    return Err(SeatError::Resigned(format!("{} resigned", self.name)));
+                }
+                Entry::Resign => self.say("playing on\n"),
                 Entry::Again(why) => self.say(&format!("{why}\n")),
                 Entry::Nothing => {}
             }
         }
+    }
+
+    /// Asks whether `resign` was meant: only `yes` (or `y`) resigns.
+    fn confirm_resign(&mut self, deadline: Instant) -> Result<bool, SeatError> {
+        self.say("resign this game? type yes to resign, anything else to play on> ");
+        let answer = self.next_line(deadline)?;
+        Ok(matches!(
+            answer.trim().to_ascii_lowercase().as_str(),
+            "yes" | "y"
+        ))
     }
 
     fn next_line(&mut self, deadline: Instant) -> Result<String, SeatError> {
@@ -226,12 +243,17 @@ pub(super) enum Entry {
     Again(String),
     /// An empty line: ask again, silently.
     Nothing,
+    /// `resign`: asked to confirm.
+    Resign,
 }
 
 pub(super) fn judge_entry(pos: &Position, line: &str) -> Entry {
     let text = line.trim();
     if text.is_empty() {
         return Entry::Nothing;
+    }
+    if text.eq_ignore_ascii_case("resign") {
+        return Entry::Resign;
     }
     let legal = pos.legal_moves();
     let legal_names = || {
@@ -317,7 +339,7 @@ impl Seat for PersonSeat {
                 self.color = Some(*color);
                 self.opponent = opponent.clone();
                 let text = format!(
-                    "{}: you play {} ({}) against {}; type a square such as d3 when asked\n",
+                    "{}: you play {} ({}) against {}; type a square such as d3 when asked (or `resign`)\n",
                     self.name,
                     color.name(),
                     color.disc_char(),
@@ -380,6 +402,10 @@ impl Seat for PersonSeat {
         Vec::new()
     }
 
+    fn is_person(&self) -> bool {
+        true
+    }
+
     fn own_move_ms(&self) -> Option<u64> {
         Some(self.move_ms)
     }
@@ -424,6 +450,7 @@ mod tests {
             }
         }
         assert_eq!(judge_entry(&start, "   "), Entry::Nothing);
+        assert_eq!(judge_entry(&start, " Resign "), Entry::Resign);
     }
 
     #[test]

@@ -20,6 +20,10 @@ use crate::protocol::Request;
 use super::core::{ClockReading, SeatError};
 use super::GameClock;
 
+/// What a seat taken by hand (`tournament seat`) answers to a TURN to
+/// resign the game.
+pub const RESIGN: &str = "RESIGN";
+
 /// A player started by hand, as its own machine sees it.
 #[derive(Clone, Debug)]
 pub struct ByHand {
@@ -143,6 +147,11 @@ pub trait Seat {
     /// Moves this game that its library played instead of the bot.
     fn library_fallbacks(&self) -> u32 {
         0
+    }
+    /// True for a person (at a terminal or in the browser), whom records
+    /// mark.
+    fn is_person(&self) -> bool {
+        false
     }
     /// Its own time per move, where it is not the event's (a person's).
     fn own_move_ms(&self) -> Option<u64> {
@@ -305,7 +314,16 @@ impl Seat for MailboxSeat<'_> {
     }
 
     fn await_reply(&mut self, deadline: Instant) -> Result<String, SeatError> {
-        self.inst.wait(deadline).map_err(|e| self.seat_error(e))
+        let reply = self.inst.wait(deadline).map_err(|e| self.seat_error(e))?;
+        // Only a seat taken by hand (`tournament seat`) may resign; from
+        // a bot the referee started, the word stays an unparseable move.
+        if self.inst.is_waiting() && reply.trim() == RESIGN {
+            return Err(SeatError::Resigned(format!(
+                "{} resigned at their seat",
+                self.inst.spec().name
+            )));
+        }
+        Ok(reply)
     }
 
     fn by_hand(&self) -> Option<ByHand> {

@@ -173,13 +173,14 @@ fn clock_time(ms: u64) -> String {
 }
 
 /// `RE`'s value: black's disc difference (winner takes the empties), with
-/// `:t` or `:r` after a forfeit.
+/// `:t` after a loss on time, `:r` after a resignation or another forfeit.
 pub fn result(record: &GameRecord) -> String {
     let diff = record.discs_wof.black as i64 - record.discs_wof.white as i64;
     let sign = if diff < 0 { '-' } else { '+' };
     let flag = match record.reason {
         EndReason::Normal => "",
         EndReason::Timeout | EndReason::NoReady | EndReason::Incomplete => ":t",
+        EndReason::Resigned => ":r",
         _ => ":r",
     };
     format!("{sign}{}.000{flag}", diff.abs())
@@ -358,6 +359,7 @@ mod tests {
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
             swiss_round: None,
+            people: Vec::new(),
         }
     }
 

@@ -270,6 +270,7 @@ mod tests {
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
             swiss_round: None,
+            people: Vec::new(),
         }
     }
 

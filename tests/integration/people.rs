@@ -87,7 +87,7 @@ fn play_at_terminal(args: &[&str], mistakes: &[(&str, &str)]) -> TerminalGame {
     let mut args = args.to_vec();
     args.insert(0, "play");
     args.push("--json");
-    let (shown, typed) = at_terminal(&s, &args, mistakes, 1, "\"id\"");
+    let (shown, typed) = at_terminal(s.path(), &args, mistakes, 1, "\"id\"");
     let json = shown
         .lines()
         .find(|l| l.trim_start().starts_with('{'))
@@ -107,7 +107,7 @@ fn play_at_terminal(args: &[&str], mistakes: &[(&str, &str)]) -> TerminalGame {
 /// `last`; it must end well. What the terminal showed, and the squares
 /// typed.
 fn at_terminal(
-    s: &Scratch,
+    s: &std::path::Path,
     args: &[&str],
     mistakes: &[(&str, &str)],
     games: usize,
@@ -119,7 +119,7 @@ fn at_terminal(
 /// [`at_terminal`]; with `leave_after` moves typed, the program is killed
 /// at the next prompt (the person leaves mid-game).
 fn at_terminal_leaving(
-    s: &Scratch,
+    s: &std::path::Path,
     args: &[&str],
     mistakes: &[(&str, &str)],
     games: usize,
@@ -131,7 +131,7 @@ fn at_terminal_leaving(
     let mut child = std::process::Command::new(tournament_bin())
         .env_remove("TOURNAMENT_LOG")
         .env("NO_COLOR", "1")
-        .current_dir(s.path())
+        .current_dir(s)
         .args(args)
         .stdin(Stdio::from(slave))
         .stdout(Stdio::from(out))
@@ -368,7 +368,13 @@ builtin = "greedy"
 "#,
     );
     // A typo on the way is asked again, as in `play`.
-    let (shown, _) = at_terminal(&s, &["run"], &[("e", "is not a square")], 2, "game over");
+    let (shown, _) = at_terminal(
+        s.path(),
+        &["run"],
+        &[("e", "is not a square")],
+        2,
+        "game over",
+    );
     assert!(
         shown.contains("clocks: you 1:00 left (+1 s a move) · greedy 0.2 s a move"),
         "{shown}"
@@ -396,6 +402,20 @@ builtin = "greedy"
     }
     colours.sort();
     assert_eq!(colours, ["TB", "TW"], "ann played both colours");
+    // Marked as a person in every record, and in the crosstable.
+    for r in &records {
+        assert_eq!(r["people"], serde_json::json!(["ann"]), "{r}");
+    }
+    let table = std::process::Command::new(tournament_bin())
+        .current_dir(s.path())
+        .env("NO_COLOR", "1")
+        .arg("crosstable")
+        .output()
+        .unwrap();
+    assert!(table.status.success(), "{table:?}");
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("ann (person)"), "{table}");
+    assert!(!table.contains("greedy (person)"), "{table}");
 }
 
 #[test]
@@ -431,7 +451,7 @@ builtin = "greedy"
         .spawn()
         .unwrap();
     let (shown, typed) = at_terminal(
-        &s,
+        s.path(),
         &["seat", "ann", "--games", "1"],
         &[("d33", "is not a square")],
         1,
@@ -500,7 +520,7 @@ wait = true
     let typed: Vec<Vec<String>> = std::thread::scope(|scope| {
         let seats: Vec<_> = ["ann", "bob"]
             .map(|name| {
-                let s = &s;
+                let s = s.path();
                 scope.spawn(move || {
                     at_terminal(s, &["seat", name, "--games", "1"], &[], 1, "game over").1
                 })
@@ -527,7 +547,12 @@ wait = true
     assert!(end.is_over(), "{transcript}");
     // Every move of the game was typed by one of the two.
     let plies = typed.iter().map(Vec::len).sum::<usize>();
-    assert_eq!(plies, transcript.len() / 2, "{typed:?} {transcript}");
+    let opening = record["opening"].as_str().unwrap().len();
+    assert_eq!(
+        plies,
+        (transcript.len() - opening) / 2,
+        "{typed:?} {transcript}"
+    );
     assert!(typed.iter().all(|t| !t.is_empty()), "{typed:?}");
 }
 
@@ -565,11 +590,11 @@ builtin = "greedy"
         .spawn()
         .unwrap();
     let seat = ["seat", "ann", "--games", "1"];
-    let (_, before) = at_terminal_leaving(&s, &seat, &[], 1, "", Some(2));
+    let (_, before) = at_terminal_leaving(s.path(), &seat, &[], 1, "", Some(2));
     assert_eq!(before.len(), 2);
     // Back: the move asked for while away is shown again, and the game
     // goes on to its end.
-    let (shown, after) = at_terminal(&s, &seat, &[], 1, "game over");
+    let (shown, after) = at_terminal(s.path(), &seat, &[], 1, "game over");
     assert!(!after.is_empty(), "{shown}");
     let done = wait_until(30, || referee.try_wait().unwrap().is_some());
     if !done {
@@ -596,7 +621,7 @@ builtin = "greedy"
         .as_array()
         .unwrap()
         .iter()
-        .filter(|m| m["color"] == ann && m["move"] != "pass")
+        .filter(|m| m["color"] == ann && m["move"] != "pass" && m["opening"] != true)
         .map(|m| m["move"].as_str().unwrap())
         .collect();
     let typed: Vec<&str> = before.iter().chain(&after).map(String::as_str).collect();
@@ -629,7 +654,7 @@ builtin = "greedy"
 "#,
     );
     let (shown, typed) = at_terminal(
-        &s,
+        s.path(),
         &["play", "--black", "ann", "--white", "greedy", "--json"],
         &[],
         1,
@@ -660,4 +685,298 @@ builtin = "greedy"
         serde_json::json!({"main_ms": 90000, "inc_ms": 0, "options": ""}),
         "{read}"
     );
+}
+
+/// A run whose referee plays on mount A of the two-mount shared drive
+/// (`scripts/shared-drive`): ann at a seat on mount B, bob at a seat on
+/// mount A, and a built-in bot; every game, refereed.
+const DRIVE_CLUB: &str = r#"[tournament]
+name = "club on a shared drive"
+size = 6
+games-per-pairing = 1
+concurrency = 1
+
+[time]
+move-ms = 30000
+wait-ms = 60000
+
+[[player]]
+name = "ann"
+wait = true
+
+[[player]]
+name = "bob"
+wait = true
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#;
+
+/// The squares `name` played in `records`, in order, passes and the
+/// opening's moves left out.
+fn moves_of(records: &[serde_json::Value], name: &str) -> Vec<String> {
+    let mut played = vec![];
+    for r in records {
+        let colour = if r["black"] == name { "black" } else { "white" };
+        if r["black"] != name && r["white"] != name {
+            continue;
+        }
+        for m in r["moves"].as_array().unwrap() {
+            if m["color"] == colour && m["move"] != "pass" && m["opening"] != true {
+                played.push(m["move"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    played
+}
+
+#[test]
+fn on_two_mounts_two_people_and_a_bot_play_through_seats_and_a_seat_taken_again_continues() {
+    if !crate::needs::have(crate::needs::SHARED_DRIVE) {
+        return;
+    }
+    let _serial = crate::faults::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let drive = crate::faults::Drive::up(crate::faults::Cache::Default);
+    let ws = drive.ws("club");
+    std::fs::write(ws.a.join("tournament.toml"), DRIVE_CLUB).unwrap();
+    // The referee on "machine A".
+    let mut referee = std::process::Command::new(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .current_dir(&ws.a)
+        .arg("run")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // ann on mount B ("machine B"), leaving after two moves of her first
+    // game and coming back; bob on mount A. Three games: ann-bob (two
+    // people), ann-greedy and bob-greedy.
+    let (ann, bob) = std::thread::scope(|scope| {
+        let ann = scope.spawn(|| {
+            let seat = ["seat", "ann", "--games", "2"];
+            let (_, before) = at_terminal_leaving(&ws.b, &seat, &[], 2, "", Some(2));
+            assert_eq!(before.len(), 2);
+            let (shown, after) = at_terminal(&ws.b, &seat, &[], 2, "game over");
+            assert!(!after.is_empty(), "{shown}");
+            [before, after].concat()
+        });
+        let bob = scope
+            .spawn(|| at_terminal(&ws.a, &["seat", "bob", "--games", "2"], &[], 2, "game over").1);
+        (ann.join().unwrap(), bob.join().unwrap())
+    });
+    let done = wait_until(60, || referee.try_wait().unwrap().is_some());
+    if !done {
+        let _ = referee.kill();
+    }
+    let out = referee.wait_with_output().unwrap();
+    eprintln!(
+        "people on two mounts: 3 games in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        done && out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(ws.a.join("results/games.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{text}");
+    for r in &records {
+        assert_eq!(r["reason"], "normal", "{r}");
+        let transcript = r["transcript"].as_str().unwrap();
+        let (_, end) = othello::replay_transcript(othello::Position::start(6), transcript).unwrap();
+        assert!(end.is_over(), "{transcript}");
+    }
+    assert!(
+        records
+            .iter()
+            .any(|r| [&r["black"], &r["white"]] == ["ann", "bob"]
+                || [&r["black"], &r["white"]] == ["bob", "ann"]),
+        "the two people met: {text}"
+    );
+    // Every move of each person's, typed by them (ann's in two sittings).
+    assert_eq!(moves_of(&records, "ann"), ann, "{text}");
+    assert_eq!(moves_of(&records, "bob"), bob, "{text}");
+}
+
+/// Runs `tournament ARGS` in `dir` on a pseudo-terminal; at the first
+/// prompt the person types `resign` and takes it back (`no`), at the next
+/// types `resign` again and confirms (`yes`); then the terminal must show
+/// `last` and the program end well. What the terminal showed.
+fn resign_at_terminal(dir: &std::path::Path, args: &[&str], last: &str) -> String {
+    let (mut term, slave) = openpty();
+    let out = slave.try_clone().unwrap();
+    let mut child = std::process::Command::new(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut shown = String::new();
+    read_until(&mut term, &mut shown, 60, |s| s.contains(PROMPT));
+    writeln!(term, "resign").unwrap();
+    read_until(&mut term, &mut shown, 30, |s| {
+        s.contains("resign this game?")
+    });
+    writeln!(term, "no").unwrap();
+    read_until(&mut term, &mut shown, 30, |s| {
+        s.contains("playing on") && s.matches(PROMPT).count() >= 2
+    });
+    writeln!(term, "RESIGN").unwrap();
+    read_until(&mut term, &mut shown, 30, |s| {
+        s.matches("resign this game?").count() >= 2
+    });
+    writeln!(term, "yes").unwrap();
+    read_until(&mut term, &mut shown, 30, |s| s.contains(last));
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}\n{shown}");
+    shown
+}
+
+/// The record of a game `person` (black or white) resigned at their
+/// first move: a loss named `resigned`, every square to the opponent,
+/// a record the reader accepts, and GGF's `RE` ending `:r`.
+fn assert_resigned(record: &serde_json::Value, person: &str, results: &std::path::Path) {
+    let colour = if record["black"] == person {
+        "black"
+    } else {
+        "white"
+    };
+    let winner = if colour == "black" { "white" } else { "black" };
+    assert_eq!(record["reason"], "resigned", "{record}");
+    assert_eq!(record["result"], winner, "{record}");
+    assert_eq!(record["forfeit"]["color"], colour, "{record}");
+    assert!(
+        record["forfeit"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("resigned"),
+        "{record}"
+    );
+    assert_eq!(record["discs_wof"][colour], 0, "{record}");
+    let re = read_ggf(results, record["id"].as_str().unwrap())["RE"].clone();
+    assert!(re.as_str().unwrap().ends_with(":r"), "{re}");
+}
+
+#[test]
+fn a_person_may_resign_at_the_terminal_after_saying_yes() {
+    let s = Scratch::new();
+    let shown = resign_at_terminal(
+        s.path(),
+        &[
+            "play",
+            "--black",
+            "human:ann",
+            "--white",
+            "greedy",
+            "--size",
+            "6",
+            "--board",
+            "board",
+            "--json",
+        ],
+        "\"id\"",
+    );
+    assert!(shown.contains("you resigned this game"), "{shown}");
+    assert!(shown.contains("game over: you lost"), "{shown}");
+    let json = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or_else(|| panic!("no record:\n{shown}"));
+    let record: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_resigned(&record, "ann", &s.join("results"));
+    // Taken back, then confirmed, at the same prompt: ann resigned at her
+    // first move, so no move of hers is in the record.
+    let ann_moves = record["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["color"] == "black" && m["opening"] != true)
+        .count();
+    assert_eq!(ann_moves, 0, "{record}");
+}
+
+#[test]
+fn a_person_at_a_seat_resigns_through_the_board_and_the_results_read_back() {
+    let s = Scratch::new();
+    s.write(
+        "tournament.toml",
+        r#"[tournament]
+name = "gives up"
+size = 6
+
+[time]
+move-ms = 30000
+wait-ms = 60000
+
+[[player]]
+name = "ann"
+wait = true
+
+[[player]]
+name = "greedy"
+builtin = "greedy"
+"#,
+    );
+    let mut referee = std::process::Command::new(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .current_dir(s.path())
+        .arg("run")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let shown = resign_at_terminal(s.path(), &["seat", "ann", "--games", "1"], "game over");
+    assert!(shown.contains("you lost"), "{shown}");
+    assert!(shown.contains("(resigned)"), "{shown}");
+    let done = wait_until(30, || referee.try_wait().unwrap().is_some());
+    if !done {
+        let _ = referee.kill();
+    }
+    let out = referee.wait_with_output().unwrap();
+    assert!(
+        done && out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_resigned(&record, "ann", &s.join("results"));
+    assert!(
+        !text.contains("\"people\""),
+        "no `human = true` player: {text}"
+    );
+    // The results, read again (every record replayed), count the loss.
+    let table = std::process::Command::new(tournament_bin())
+        .current_dir(s.path())
+        .args(["crosstable", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(table.status.success(), "{table:?}");
+    let table: serde_json::Value = serde_json::from_slice(&table.stdout).unwrap();
+    let greedy = table["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["player"] == "greedy")
+        .unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(greedy["wins"], 1, "{table}");
 }

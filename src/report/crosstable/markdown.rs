@@ -30,7 +30,10 @@ pub(super) fn render(table: &Crosstable, layout: Layout) -> String {
     row(&mut out, header);
     out.push_str(&rule);
     for s in &table.standings {
-        let mut cells = vec![s.rank.to_string(), escape(&s.player)];
+        let mut cells = vec![
+            s.rank.to_string(),
+            escape(&super::shown_name(table, &s.player)),
+        ];
         if swiss {
             cells.extend(super::swiss_cells(s));
         }

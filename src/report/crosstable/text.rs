@@ -73,7 +73,7 @@ pub(super) fn render(table: &Crosstable, color: bool, layout: Layout) -> String 
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let mut row = vec![s.rank.to_string(), s.player.clone()];
+            let mut row = vec![s.rank.to_string(), super::shown_name(table, &s.player)];
             if swiss {
                 row.extend(super::swiss_cells(s));
             }
@@ -280,6 +280,7 @@ mod tests {
             finished: String::new(),
             time_ms: DiscCount { black: 0, white: 0 },
             swiss_round: None,
+            people: Vec::new(),
         };
         // One draw: both 0.5/1, Elo 0, tied rank 1, by name.
         let t = crosstable(&[mk("bb", "a", Winner::Draw, (32, 32))], &[]);
