@@ -13,7 +13,7 @@
 //! or read the board's files.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use rand::RngCore;
@@ -22,8 +22,8 @@ use crate::game::{move_name, square_name, squares, Color, Move, Position, Square
 use crate::protocol::Request;
 
 use super::core::{ClockReading, SeatError};
-use super::person::{duration, judge_entry, reading, Entry};
-use super::seat::{ByHand, PrepareError, Seat, SendError};
+use super::person::{duration, judge_entry, reading, reply_for, Entry};
+use super::seat::{PrepareError, Seat, SendError};
 use super::GameClock;
 
 /// A move the person's page posted, for the turn it was shown.
@@ -345,36 +345,8 @@ impl Seat for BrowserSeat {
     }
 
     fn await_reply(&mut self, deadline: Instant) -> Result<String, SeatError> {
-        match self.asked.take() {
-            Some(Request::New { .. }) => Ok("READY".into()),
-            Some(Request::Turn { pos, .. }) => self.await_move(&pos, deadline),
-            Some(Request::End { .. }) => Ok("BYE".into()),
-            Some(Request::Illegal { .. } | Request::Other(_)) | None => Ok("OK".into()),
-        }
-    }
-
-    fn by_hand(&self) -> Option<ByHand> {
-        None
-    }
-
-    fn is_reachable(&self) -> bool {
-        true
-    }
-
-    fn stop(&mut self, _grace: Duration) -> Option<String> {
-        None
-    }
-
-    fn per_game(&self) -> bool {
-        false
-    }
-
-    fn exit_info(&self) -> Option<String> {
-        None
-    }
-
-    fn stderr_tail(&self) -> Vec<String> {
-        Vec::new()
+        let asked = self.asked.take();
+        reply_for(asked, |pos| self.await_move(pos, deadline))
     }
 
     fn is_person(&self) -> bool {
@@ -397,6 +369,7 @@ impl Seat for BrowserSeat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn turn(seat: &mut BrowserSeat, pos: &Position) {
         seat.send(&Request::Turn {

@@ -14,7 +14,7 @@
 //! read the board's files or start processes.
 
 use std::io::{BufRead, Write};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
@@ -24,7 +24,7 @@ use crate::game::{
 use crate::protocol::Request;
 
 use super::core::{ClockReading, SeatError};
-use super::seat::{ByHand, PrepareError, Seat, SendError};
+use super::seat::{PrepareError, Seat, SendError};
 use super::GameClock;
 
 /// A person's time per move when nothing else is said: ten minutes.
@@ -247,6 +247,20 @@ pub(super) enum Entry {
     Resign,
 }
 
+/// A person's reply to the last request `asked`: READY, OK and BYE are
+/// said for them; a move is `read` from them (the terminal, the page).
+pub(super) fn reply_for(
+    asked: Option<Request>,
+    read: impl FnOnce(&Position) -> Result<String, SeatError>,
+) -> Result<String, SeatError> {
+    match asked {
+        Some(Request::New { .. }) => Ok("READY".into()),
+        Some(Request::Turn { pos, .. }) => read(&pos),
+        Some(Request::End { .. }) => Ok("BYE".into()),
+        Some(Request::Illegal { .. } | Request::Other(_)) | None => Ok("OK".into()),
+    }
+}
+
 pub(super) fn judge_entry(pos: &Position, line: &str) -> Entry {
     let text = line.trim();
     if text.is_empty() {
@@ -370,36 +384,8 @@ impl Seat for PersonSeat {
     }
 
     fn await_reply(&mut self, deadline: Instant) -> Result<String, SeatError> {
-        match self.asked.take() {
-            Some(Request::New { .. }) => Ok("READY".into()),
-            Some(Request::Turn { pos, .. }) => self.read_move(&pos, deadline),
-            Some(Request::End { .. }) => Ok("BYE".into()),
-            Some(Request::Illegal { .. } | Request::Other(_)) | None => Ok("OK".into()),
-        }
-    }
-
-    fn by_hand(&self) -> Option<ByHand> {
-        None
-    }
-
-    fn is_reachable(&self) -> bool {
-        true
-    }
-
-    fn stop(&mut self, _grace: Duration) -> Option<String> {
-        None
-    }
-
-    fn per_game(&self) -> bool {
-        false
-    }
-
-    fn exit_info(&self) -> Option<String> {
-        None
-    }
-
-    fn stderr_tail(&self) -> Vec<String> {
-        Vec::new()
+        let asked = self.asked.take();
+        reply_for(asked, |pos| self.read_move(pos, deadline))
     }
 
     fn is_person(&self) -> bool {

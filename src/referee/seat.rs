@@ -112,7 +112,10 @@ pub enum SendError {
 ///   of those is returned verbatim (forfeits quote it). No reply by the
 ///   deadline is `SeatError::Timeout` (`partial` if a line was begun), a
 ///   dead process `SeatError::Exited`.
-/// - [`stop`](Seat::stop) ends the process (TERM, grace, KILL).
+/// - [`stop`](Seat::stop) ends the process (TERM, grace, KILL); it and
+///   the other methods about a process (`by_hand`, `is_reachable`,
+///   `per_game`, `exit_info`, `stderr_tail`) have answers for a seat
+///   without one (a person's) by default.
 ///
 /// The clock, the bank, retries, passes and every adjudication stay in the
 /// referee's core: a seat only carries messages.
@@ -128,22 +131,37 @@ pub trait Seat {
     fn send(&mut self, request: &Request) -> Result<(), SendError>;
     /// Waits until `deadline` for the reply to the last request.
     fn await_reply(&mut self, deadline: Instant) -> Result<String, SeatError>;
+    // What only a process (or a player started by hand) has; a person or
+    // any other seat without a process keeps these answers.
+
     /// For a player started by hand: where it is expected and how to start
     /// it there. The referee then waits for its READY as long as `wait-ms`
     /// allows (not `startup-ms`), saying, once it is late, whom it waits
     /// for, where, and how to start it.
-    fn by_hand(&self) -> Option<ByHand>;
+    fn by_hand(&self) -> Option<ByHand> {
+        None
+    }
     /// True if the player can be told END (running, or started by hand).
-    fn is_reachable(&self) -> bool;
+    fn is_reachable(&self) -> bool {
+        true
+    }
     /// Ends the player: TERM, up to `grace`, then KILL. Returns how it
     /// ended, if it was running.
-    fn stop(&mut self, grace: Duration) -> Option<String>;
+    fn stop(&mut self, _grace: Duration) -> Option<String> {
+        None
+    }
     /// True if the player is ended after every game (`restart = "per-game"`).
-    fn per_game(&self) -> bool;
+    fn per_game(&self) -> bool {
+        false
+    }
     /// How the player's process ended, if it did (for a forfeit's record).
-    fn exit_info(&self) -> Option<String>;
+    fn exit_info(&self) -> Option<String> {
+        None
+    }
     /// Its last lines on stderr this game (for a forfeit's record).
-    fn stderr_tail(&self) -> Vec<String>;
+    fn stderr_tail(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Moves this game that its library played instead of the bot.
     fn library_fallbacks(&self) -> u32 {
         0
@@ -444,10 +462,6 @@ impl Seat for ScriptedSeat {
         }))
     }
 
-    fn by_hand(&self) -> Option<ByHand> {
-        None
-    }
-
     fn is_reachable(&self) -> bool {
         self.running
     }
@@ -455,17 +469,5 @@ impl Seat for ScriptedSeat {
     fn stop(&mut self, _grace: Duration) -> Option<String> {
         let was = std::mem::replace(&mut self.running, false);
         was.then(|| "stopped".to_string())
-    }
-
-    fn per_game(&self) -> bool {
-        false
-    }
-
-    fn exit_info(&self) -> Option<String> {
-        None
-    }
-
-    fn stderr_tail(&self) -> Vec<String> {
-        vec![]
     }
 }

@@ -421,35 +421,10 @@ builtin = "greedy"
 #[test]
 fn a_person_takes_the_seat_of_a_player_started_by_hand_through_the_board() {
     let s = Scratch::new();
-    s.write(
-        "tournament.toml",
-        r#"[tournament]
-name = "class"
-size = 6
-
-[time]
-move-ms = 30000
-wait-ms = 60000
-
-[[player]]
-name = "ann"
-wait = true
-
-[[player]]
-name = "greedy"
-builtin = "greedy"
-"#,
-    );
+    s.write("tournament.toml", &ann_waits_for_greedy("class"));
     // The referee in one process, the person's seat in another: they meet
     // only through the board's files.
-    let mut referee = std::process::Command::new(tournament_bin())
-        .env_remove("TOURNAMENT_LOG")
-        .current_dir(s.path())
-        .arg("run")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut referee = referee_in(s.path());
     let (shown, typed) = at_terminal(
         s.path(),
         &["seat", "ann", "--games", "1"],
@@ -508,14 +483,7 @@ name = "bob"
 wait = true
 "#,
     );
-    let mut referee = std::process::Command::new(tournament_bin())
-        .env_remove("TOURNAMENT_LOG")
-        .current_dir(s.path())
-        .arg("run")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut referee = referee_in(s.path());
     // Each at their own terminal, side by side.
     let typed: Vec<Vec<String>> = std::thread::scope(|scope| {
         let seats: Vec<_> = ["ann", "bob"]
@@ -581,14 +549,7 @@ name = "greedy"
 builtin = "greedy"
 "#,
     );
-    let mut referee = std::process::Command::new(tournament_bin())
-        .env_remove("TOURNAMENT_LOG")
-        .current_dir(s.path())
-        .arg("run")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut referee = referee_in(s.path());
     let seat = ["seat", "ann", "--games", "1"];
     let (_, before) = at_terminal_leaving(s.path(), &seat, &[], 1, "", Some(2));
     assert_eq!(before.len(), 2);
@@ -743,14 +704,7 @@ fn on_two_mounts_two_people_and_a_bot_play_through_seats_and_a_seat_taken_again_
     let ws = drive.ws("club");
     std::fs::write(ws.a.join("tournament.toml"), DRIVE_CLUB).unwrap();
     // The referee on "machine A".
-    let mut referee = std::process::Command::new(tournament_bin())
-        .env_remove("TOURNAMENT_LOG")
-        .current_dir(&ws.a)
-        .arg("run")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut referee = referee_in(&ws.a);
     let t0 = Instant::now();
     // ann on mount B ("machine B"), leaving after two moves of her first
     // game and coming back; bob on mount A. Three games: ann-bob (two
@@ -917,33 +871,8 @@ fn a_person_may_resign_at_the_terminal_after_saying_yes() {
 #[test]
 fn a_person_at_a_seat_resigns_through_the_board_and_the_results_read_back() {
     let s = Scratch::new();
-    s.write(
-        "tournament.toml",
-        r#"[tournament]
-name = "gives up"
-size = 6
-
-[time]
-move-ms = 30000
-wait-ms = 60000
-
-[[player]]
-name = "ann"
-wait = true
-
-[[player]]
-name = "greedy"
-builtin = "greedy"
-"#,
-    );
-    let mut referee = std::process::Command::new(tournament_bin())
-        .env_remove("TOURNAMENT_LOG")
-        .current_dir(s.path())
-        .arg("run")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    s.write("tournament.toml", &ann_waits_for_greedy("gives up"));
+    let mut referee = referee_in(s.path());
     let shown = resign_at_terminal(s.path(), &["seat", "ann", "--games", "1"], "game over");
     assert!(shown.contains("you lost"), "{shown}");
     assert!(shown.contains("(resigned)"), "{shown}");
@@ -979,4 +908,25 @@ builtin = "greedy"
         .find(|r| r["player"] == "greedy")
         .unwrap_or_else(|| panic!("{table}"));
     assert_eq!(greedy["wins"], 1, "{table}");
+}
+
+/// `tournament run` in `dir`, its output piped.
+fn referee_in(dir: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(tournament_bin())
+        .env_remove("TOURNAMENT_LOG")
+        .current_dir(dir)
+        .arg("run")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A 6×6 event `name` of `ann`, started by hand (a seat), against the
+/// built-in greedy, with time for a person.
+fn ann_waits_for_greedy(name: &str) -> String {
+    format!(
+        "[tournament]\nname = \"{name}\"\nsize = 6\n\n[time]\nmove-ms = 30000\nwait-ms = 60000\n\n\
+         [[player]]\nname = \"ann\"\nwait = true\n\n[[player]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n"
+    )
 }

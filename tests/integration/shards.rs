@@ -207,6 +207,22 @@ fn a_share_killed_mid_run_resumes_with_nothing_lost_or_doubled() {
     assert!(String::from_utf8_lossy(&changed.stderr).contains("different schedule"));
 }
 
+/// `sbatch --parsable OPTIONS scripts/tournament-array.sbatch
+/// tournament.toml` in `s`, each task's output in `slurm-K.out`.
+fn sbatch(s: &Scratch, options: &[&str]) -> std::process::Output {
+    Command::new("sbatch")
+        .current_dir(s.path())
+        .env("TOURNAMENT", tournament_bin())
+        .arg("--parsable")
+        .args(options)
+        .arg("--output")
+        .arg(s.join("slurm-%a.out"))
+        .arg(project_root().join("scripts/tournament-array.sbatch"))
+        .arg("tournament.toml")
+        .output()
+        .unwrap()
+}
+
 /// One Slurm test at a time: the one-node cluster has 2 CPUs, and a task
 /// requeued by one test waited past its time behind another test's array.
 static SLURM_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -234,20 +250,7 @@ fn a_slurm_job_array_of_4_tasks_gives_the_whole_runs_games() {
 
     let s = Scratch::new();
     s.write("tournament.toml", &six(greedy(), 2));
-    let sbatch = Command::new("sbatch")
-        .current_dir(s.path())
-        .env("TOURNAMENT", tournament_bin())
-        .args([
-            "--parsable",
-            "--wait",
-            "--array=0-3",
-            "--output",
-            &s.join("slurm-%a.out").display().to_string(),
-        ])
-        .arg(project_root().join("scripts/tournament-array.sbatch"))
-        .arg("tournament.toml")
-        .output()
-        .unwrap();
+    let sbatch = sbatch(&s, &["--wait", "--array=0-3"]);
     let logs: String = (0..4)
         .map(|k| std::fs::read_to_string(s.join(&format!("slurm-{k}.out"))).unwrap_or_default())
         .collect();
@@ -298,18 +301,7 @@ fn a_requeued_slurm_task_resumes_with_nothing_lost_or_doubled() {
 
     let s = Scratch::new();
     s.write("tournament.toml", &toml);
-    let sbatch = Command::new("sbatch")
-        .current_dir(s.path())
-        .env("TOURNAMENT", tournament_bin())
-        .args([
-            "--parsable",
-            "--array=0-1",
-            "--output",
-            &s.join("slurm-%a.out").display().to_string(),
-        ])
-        .arg(project_root().join("scripts/tournament-array.sbatch"))
-        .output()
-        .unwrap();
+    let sbatch = sbatch(&s, &["--array=0-1"]);
     assert!(sbatch.status.success(), "{sbatch:?}");
     let job = String::from_utf8_lossy(&sbatch.stdout).trim().to_string();
     let games = s.join("results/shards/1-of-2/games.jsonl");
@@ -544,20 +536,7 @@ fn an_sprt_as_a_slurm_array_of_4_tasks_stops_every_task_with_one_verdict() {
     assert!(up.status.success(), "scripts/slurm-one-node: {up:?}");
     let s = Scratch::new();
     s.write("tournament.toml", &sprt_match());
-    let sbatch = Command::new("sbatch")
-        .current_dir(s.path())
-        .env("TOURNAMENT", tournament_bin())
-        .args([
-            "--parsable",
-            "--wait",
-            "--array=0-3",
-            "--output",
-            &s.join("slurm-%a.out").display().to_string(),
-        ])
-        .arg(project_root().join("scripts/tournament-array.sbatch"))
-        .arg("tournament.toml")
-        .output()
-        .unwrap();
+    let sbatch = sbatch(&s, &["--wait", "--array=0-3"]);
     let logs: Vec<String> = (0..4)
         .map(|k| std::fs::read_to_string(s.join(&format!("slurm-{k}.out"))).unwrap_or_default())
         .collect();
@@ -764,20 +743,7 @@ fn a_swiss_as_a_slurm_array_of_3_tasks_equals_the_whole_swiss() {
     // The tasks of a Swiss wait for each other: all 3 must run at once,
     // sharing the node's CPUs (the partition allows it, see
     // scripts/slurm-one-node).
-    let sbatch = Command::new("sbatch")
-        .current_dir(s.path())
-        .env("TOURNAMENT", tournament_bin())
-        .args([
-            "--parsable",
-            "--array=0-2",
-            "--oversubscribe",
-            "--output",
-            &s.join("slurm-%a.out").display().to_string(),
-        ])
-        .arg(project_root().join("scripts/tournament-array.sbatch"))
-        .arg("tournament.toml")
-        .output()
-        .unwrap();
+    let sbatch = sbatch(&s, &["--array=0-2", "--oversubscribe"]);
     assert!(sbatch.status.success(), "{sbatch:?}");
     let job = String::from_utf8_lossy(&sbatch.stdout).trim().to_string();
     let logs = || -> String {
