@@ -700,10 +700,9 @@ fn a_swiss_in_three_shares_equals_the_whole_swiss() {
         shares_said.contains("(2 already played)"),
         "share 1 resumed:\n{shares_said}"
     );
-    assert!(
-        shares_said.contains("waiting for share 1-of-3"),
-        "{shares_said}"
-    );
+    // (Whether share 0 waits for share 1 in a later round depends on how
+    // fast share 1 catches up: the waiting line is checked above, where
+    // share 2 had not started.)
 
     let out = s.run_ok(&["merge"], 60);
     assert!(
