@@ -59,7 +59,11 @@ fn pair_key(r: &GameRecord) -> (u32, u32) {
 
 /// Pairs of games between `first` and `second` in which `first` scored 0,
 /// ½, 1, 1½, 2. A pair counts once both its games are finished.
-pub fn pentanomial(records: &[GameRecord], first: &str, second: &str) -> [u64; 5] {
+pub fn pentanomial<'a>(
+    records: impl IntoIterator<Item = &'a GameRecord>,
+    first: &str,
+    second: &str,
+) -> [u64; 5] {
     let mut pairs: BTreeMap<(u32, u32), (u32, f64)> = BTreeMap::new();
     for r in records {
         let Some(color) = r.color_of(first) else {

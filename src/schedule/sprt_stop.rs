@@ -84,25 +84,27 @@ impl SprtStop {
         if self.decided.load(Ordering::SeqCst) {
             return Ok(self.note());
         }
-        let records = {
-            let shares = self.shares.lock().expect("shares");
-            let mut all = shares.clone();
-            let known: std::collections::HashSet<&str> =
-                shares.iter().map(|r| r.id.as_str()).collect();
-            all.extend(
-                own.iter()
-                    .filter(|r| !known.contains(r.id.as_str()))
-                    .cloned(),
-            );
-            all
-        };
-        let records = &records[..];
-        let penta = pentanomial(records, &self.first, &self.second);
+        // Every share's records as last read, and this run's own that
+        // reading did not see yet: counted where they are, never copied
+        // (a run records thousands of games).
+        let shares = self.shares.lock().expect("shares");
+        let known: std::collections::HashSet<&str> = shares.iter().map(|r| r.id.as_str()).collect();
+        let unread: Vec<&GameRecord> = own
+            .iter()
+            .filter(|r| !known.contains(r.id.as_str()))
+            .collect();
+        let games = shares.len() + unread.len();
+        let penta = pentanomial(
+            shares.iter().chain(unread.iter().copied()),
+            &self.first,
+            &self.second,
+        );
+        drop(shares);
         let status = SprtStatus::new(self.test, &penta);
         *self.note.lock().expect("note") = status.progress_note();
         if status.decision != Decision::Continue {
             let reached = Verdict {
-                games: records.len(),
+                games,
                 pentanomial: penta,
             };
             let kept = crate::results::keep_sprt_verdict(&self.top, &reached)?;
