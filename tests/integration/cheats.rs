@@ -622,11 +622,23 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
     let bin = copy_into(&tools, &tournament_bin());
     let cheatbot = copy_into(&tools, &project_root().join("tests/fixtures/cheatbot.py"));
     let fakebot = copy_into(&tools, &project_root().join("tests/fixtures/fakebot.py"));
+    // Takes every process it can until the deadline, and says `full` the
+    // first time the limit refuses it one.
     let hog = s.write(
         "tools/hog.py",
-        "import sys, threading, time\nev = threading.Event()\nend = time.monotonic() + float(sys.argv[1])\n\
-         while time.monotonic() < end:\n    try:\n        threading.Thread(target=ev.wait, daemon=True).start()\n\
-             except Exception:\n        time.sleep(0.0002)\n",
+        r#"import sys, threading, time
+ev = threading.Event()
+end = time.monotonic() + float(sys.argv[1])
+full = False
+while time.monotonic() < end:
+    try:
+        threading.Thread(target=ev.wait, daemon=True).start()
+    except Exception:
+        if not full:
+            full = True
+            print("full", flush=True)
+        time.sleep(0.0002)
+"#,
     );
     let mut config = format!(
         "[tournament]\nname = \"short\"\ngames-per-pairing = 2\nconcurrency = 2\nsize = 6\n\
@@ -694,7 +706,7 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut holder = hog_secs.map(|secs| {
+        let holder = hog_secs.map(|secs| {
             // Once a game is recorded, another program of the same user
             // takes every process it can, and each one freed, for a while.
             assert!(
@@ -706,15 +718,16 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
             h.spawn().unwrap()
         });
         let out = child.wait_with_output().unwrap();
-        if let Some(h) = &mut holder {
+        let held = holder.map(|mut h| {
             let _ = h.kill();
-            let _ = h.wait();
-        }
-        out
+            let said = h.wait_with_output().unwrap().stdout;
+            String::from_utf8_lossy(&said).contains("full")
+        });
+        (out, held)
     };
 
     // Alone, the greedy bot gets its share and the run completes.
-    let out = run(None, 200);
+    let (out, _) = run(None, 200);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("gets at most"), "the share is said: {err}");
@@ -723,8 +736,9 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
 
     // Another program takes every process it can for 3 s: waited out.
     std::fs::remove_dir_all(root.join("results")).unwrap();
-    let out = run(Some("3"), 200);
+    let (out, held) = run(Some("3"), 200);
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(held, Some(true), "the other program held every process");
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(records().len(), 12);
@@ -734,7 +748,7 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
     // panic, nothing recorded for anyone; the run resumed under a
     // workable limit completes the tournament.
     std::fs::remove_dir_all(root.join("results")).unwrap();
-    let out = run(None, 14);
+    let (out, _) = run(None, 14);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(11), "{err}");
     assert!(!err.contains("panicked"), "{err}");
@@ -742,7 +756,7 @@ fn a_referee_short_of_processes_waits_or_stops_without_a_panic() {
     let before = records();
     assert!(before.len() < 12, "{} games", before.len());
     assert_eq!(honest_forfeits(&before), Vec::<String>::new());
-    let out = run(None, 200);
+    let (out, _) = run(None, 200);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let after = records();
