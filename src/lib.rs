@@ -29,3 +29,4 @@ pub mod sandbox;
 pub mod schedule;
 pub mod serve;
 pub mod shard;
+pub mod time_control;

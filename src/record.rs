@@ -267,3 +267,11 @@ impl GameRecord {
         }
     }
 }
+
+/// A limit of its sandbox a bot can go over (recorded as
+/// [`EndReason::Memory`] or [`EndReason::Disk`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Memory,
+    Disk,
+}

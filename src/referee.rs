@@ -26,52 +26,10 @@ use crate::record::{DiscCount, EndReason, Forfeit, GameRecord};
 pub use self::core::{
     failure_reason, ClockReading, GameCore, Happened, Lost, Next, Outcome, SeatError,
 };
+pub use crate::time_control::{GameClock, SideTime, TimeControl};
 pub use browser::{BrowserSeat, Desk};
 pub use person::PersonSeat;
 pub use seat::{GameError, MailboxSeat, PrepareError, ScriptedSeat, Seat, SendError};
-
-/// How much time a bot gets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimeControl {
-    /// Time for each move, in milliseconds.
-    pub move_ms: u64,
-    /// Time from NEW to READY (a fresh interpreter starts in this time).
-    pub startup_ms: u64,
-    /// An extra bank per game that overtime draws on, if any.
-    pub bank_ms: Option<u64>,
-    /// How long to wait for a bot started by hand to answer NEW; `None`
-    /// waits for as long as it takes.
-    pub wait_ms: Option<u64>,
-}
-
-impl Default for TimeControl {
-    fn default() -> Self {
-        TimeControl {
-            move_ms: 5000,
-            startup_ms: 10000,
-            bank_ms: None,
-            wait_ms: None,
-        }
-    }
-}
-
-/// A game clock of one side (a person's): `base_ms` for the whole game,
-/// plus `increment_ms` after each of its moves (Fischer's increment, as
-/// Othello events use). Its flag falling is a loss on time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GameClock {
-    pub base_ms: u64,
-    pub increment_ms: u64,
-}
-
-/// The time control of one side in a game, as recorded (GGF `TI`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SideTime {
-    /// A limit per move (a bot's), with the event's bank if any.
-    PerMove { move_ms: u64, bank_ms: Option<u64> },
-    /// A game clock.
-    Game(GameClock),
-}
 
 /// The adjudication rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

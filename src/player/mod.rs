@@ -490,7 +490,7 @@ impl Instance {
             #[cfg(unix)]
             if let Some((reads, writes)) = &bot_ends {
                 use std::os::fd::AsRawFd;
-                process::place_fds(
+                sandbox::place_fds(
                     &mut cmd,
                     vec![
                         (reads.as_raw_fd(), pipe::BOT_READS_FD),

@@ -29,7 +29,7 @@ pub enum Launch {
     /// game clock.
     Person {
         move_ms: u64,
-        clock: Option<crate::referee::GameClock>,
+        clock: Option<crate::time_control::GameClock>,
     },
 }
 

@@ -12,8 +12,7 @@
 
 use crate::game::{replay_transcript, Color, IllegalMove, Move, NotationError, Position};
 use crate::protocol::{Reply, Request, Verb};
-use crate::record::{DiscCount, EndReason, MoveRecord, Winner};
-use crate::sandbox::Limit;
+use crate::record::{DiscCount, EndReason, Limit, MoveRecord, Winner};
 
 use super::{GameClock, Rules, SideTime, TimeControl};
 

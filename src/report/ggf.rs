@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 
 use crate::game::{move_name, Color, Move, Position, Square};
 use crate::record::{EndReason, GameRecord};
-use crate::referee::SideTime;
+use crate::time_control::SideTime;
 
 /// The folder, inside the results folder, of the per-game GGF files.
 pub const GAMES_DIR: &str = "games";
@@ -376,7 +376,7 @@ mod tests {
 
     #[test]
     fn time_controls_are_written_as_ggs_clocks() {
-        use crate::referee::GameClock;
+        use crate::time_control::GameClock;
         let clock = |base_ms, increment_ms| {
             SideTime::Game(GameClock {
                 base_ms,

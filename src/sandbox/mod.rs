@@ -35,6 +35,10 @@
 //!   ([`freeze`]).
 
 pub mod cgroup;
+mod fds;
+pub use crate::record::Limit;
+#[cfg(unix)]
+pub use fds::place_fds;
 mod freeze;
 pub mod ids;
 pub mod warden;
@@ -543,7 +547,7 @@ pub fn wrap(
             fds.push((reads.as_raw_fd(), PIPE_READS_FD));
             fds.push((writes.as_raw_fd(), PIPE_WRITES_FD));
         }
-        crate::player::process::place_fds(&mut command, fds);
+        fds::place_fds(&mut command, fds);
     }
     Ok(Wrapped {
         command,
@@ -1054,13 +1058,6 @@ fn installation_of(program: &Path) -> Option<PathBuf> {
 /// `p` with links resolved where it exists, else as it is.
 fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
-/// A limit a bot can go over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    Memory,
-    Disk,
 }
 
 /// What bots print when an allocation fails (Python, Ruby, node, C++, C).
