@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::mailbox::{LockError, LockLost, MailboxError};
+use crate::mailbox::{ClearError, LockError, MailboxError};
 use crate::player::StartError;
 
 /// Exit statuses, one per kind of failure a user can meet.
@@ -159,9 +159,10 @@ impl From<StartError> for HarnessError {
         match e {
             StartError::Player(why) => HarnessError::PlayerUnavailable(why),
             StartError::MachineExhausted(why) => HarnessError::MachineExhausted(why),
-            StartError::Mailbox { error, .. } if LockLost::in_io(&error).is_some() => {
-                HarnessError::LockLost(LockLost::in_io(&error).expect("just seen").clone())
-            }
+            StartError::Mailbox {
+                error: ClearError::LockLost(lost),
+                ..
+            } => HarnessError::LockLost(lost),
             e @ StartError::Mailbox { .. } => HarnessError::BoardUnwritable(e.to_string()),
         }
     }
@@ -201,7 +202,7 @@ mod config_error_tests {
     #[test]
     fn exit_statuses_come_from_the_kinds_of_lower_errors() {
         use std::path::Path;
-        let lost = LockLost("no heartbeat for 31.0 s".into());
+        let lost = crate::mailbox::LockLost("no heartbeat for 31.0 s".into());
         let exit_of = |e: HarnessError| exit_code_of(&anyhow::Error::from(e));
         let held = LockError::Held {
             board: "/b".into(),
@@ -233,12 +234,12 @@ mod config_error_tests {
             id: "x.1".into(),
             error,
         };
-        match HarnessError::from(start(std::io::Error::other(lost.clone()))) {
+        match HarnessError::from(start(ClearError::LockLost(lost.clone()))) {
             HarnessError::LockLost(kept) => assert_eq!(kept, lost),
             other => panic!("{other:?}"),
         }
         assert_eq!(
-            exit_of(start(std::io::Error::other("EIO")).into()),
+            exit_of(start(std::io::Error::other("EIO").into()).into()),
             exit::BOARD_UNWRITABLE
         );
         assert_eq!(

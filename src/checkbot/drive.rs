@@ -300,7 +300,9 @@ impl Run<'_> {
                 match e {
                     // The answer was complete: the conversation goes on.
                     AnswerError::WrongSender { .. } => {}
-                    AnswerError::Symlink(_) | AnswerError::Io(_) => {
+                    AnswerError::Symlink(_)
+                    | AnswerError::Io { .. }
+                    | AnswerError::NotThisBoard(_) => {
                         self.inst.stop(GRACE);
                         self.report.stopped = Some(format!("the mailbox became unusable: {e}"));
                     }

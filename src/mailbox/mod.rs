@@ -264,7 +264,7 @@ fn is_message_start(bytes: &[u8]) -> bool {
 }
 
 /// Why no usable answer came.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum AnswerError {
     /// The deadline passed; what `out.txt` held then.
     Timeout { pending: Pending },
@@ -280,8 +280,17 @@ pub enum AnswerError {
     Symlink(String),
     /// The caller's abort check said stop (e.g. the bot's process exited).
     Aborted(String),
-    /// The harness could not read or write the folder.
-    Io(String),
+    /// The harness could not write the mailbox: what it was doing, and
+    /// the drive's error.
+    Io { doing: String, source: io::Error },
+    /// The mailbox is not on the board the caller may write.
+    NotThisBoard(MailboxError),
+    /// The bot went over a limit of its sandbox: which, in words for the
+    /// game log.
+    OverLimit {
+        limit: crate::record::Limit,
+        detail: String,
+    },
     /// This referee lost the board: it wrote nothing.
     LockLost(LockLost),
     /// What came on the bot's pipe is not its answer, or the pipe cannot
@@ -324,14 +333,39 @@ impl fmt::Display for AnswerError {
             ),
             AnswerError::Symlink(what) => write!(f, "{what}, which is refused"),
             AnswerError::Aborted(why) => write!(f, "{why}"),
-            AnswerError::Io(e) => write!(f, "cannot read the mailbox: {e}"),
+            AnswerError::Io { doing, source } => {
+                write!(f, "cannot write the mailbox: {doing}: {source}")
+            }
+            AnswerError::NotThisBoard(e) => write!(f, "{e}"),
+            AnswerError::OverLimit { detail, .. } => write!(f, "{detail}"),
             AnswerError::LockLost(why) => write!(f, "the board is no longer ours: {why}"),
             AnswerError::Pipe(why) => write!(f, "{why}"),
         }
     }
 }
 
-impl std::error::Error for AnswerError {}
+impl std::error::Error for AnswerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AnswerError::Io { source, .. } => Some(source),
+            AnswerError::NotThisBoard(e) => Some(e),
+            AnswerError::LockLost(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why a mailbox could not be readied for a fresh instance.
+#[derive(Debug, thiserror::Error)]
+pub enum ClearError {
+    /// This referee lost the board: it touched nothing.
+    #[error("the board is no longer ours: {0}")]
+    LockLost(#[from] LockLost),
+    /// The mailbox could not be emptied (the drive, or what the bot left
+    /// there: a folder in the place of `out.txt`, a link).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
 
 /// The harness could not use a mailbox folder at all.
 #[derive(Debug, thiserror::Error)]
@@ -534,10 +568,10 @@ impl Mailbox {
     /// held open is blanked (`in.txt`) or cut to nothing (`out.txt`) in
     /// place instead. Touches nothing else, and nothing at all once this
     /// referee lost the board.
-    pub fn clear(&self, access: &WriteAccess) -> io::Result<()> {
+    pub fn clear(&self, access: &WriteAccess) -> Result<(), ClearError> {
         self.check_access(access).map_err(|e| match e {
-            AnswerError::LockLost(lost) => io::Error::other(lost),
-            e => io::Error::other(e),
+            AnswerError::LockLost(lost) => ClearError::LockLost(lost),
+            e => ClearError::Io(io::Error::other(e)),
         })?;
         self.check_dir().map_err(io::Error::other)?;
         // Our own hold on in.txt (written in place) would keep it.
@@ -556,7 +590,7 @@ impl Mailbox {
                 let len = self.folder.plain_file_len(IN_FILE).unwrap_or(0);
                 self.folder.rewrite(IN_FILE, &vec![PAD; len as usize])?;
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         if self.folder.plain_file_len(OUT_FILE) != Some(0)
             && !matches!(
@@ -623,13 +657,10 @@ impl Mailbox {
     /// board, or the board is no longer ours.
     fn check_access(&self, access: &WriteAccess) -> Result<(), AnswerError> {
         if access.board() != self.board.path() {
-            return Err(AnswerError::Io(
-                MailboxError::NotThisBoard {
-                    path: self.dir.clone(),
-                    board: access.board().to_path_buf(),
-                }
-                .to_string(),
-            ));
+            return Err(AnswerError::NotThisBoard(MailboxError::NotThisBoard {
+                path: self.dir.clone(),
+                board: access.board().to_path_buf(),
+            }));
         }
         access.check().map_err(AnswerError::LockLost)
     }
@@ -658,7 +689,10 @@ impl Mailbox {
                 None if TargetIsSymlink::in_io(&e) => {
                     AnswerError::Symlink(format!("{} is a symlink", target.display()))
                 }
-                None => AnswerError::Io(format!("writing {}: {e}", target.display())),
+                None => AnswerError::Io {
+                    doing: format!("writing {}", target.display()),
+                    source: e,
+                },
             })?;
         w.1 = msg;
         Ok(())
@@ -900,7 +934,10 @@ mod tests {
             mb.send(&access, 2, "NEW"),
             Err(AnswerError::LockLost(_))
         ));
-        assert!(LockLost::in_io(&mb.clear(&access).unwrap_err()).is_some());
+        assert!(matches!(
+            mb.clear(&access).unwrap_err(),
+            ClearError::LockLost(_)
+        ));
         assert_eq!(mb.last_sent_seq(), Some(1));
     }
 }

@@ -7,15 +7,17 @@
 //! Owns: starting a spawned bot (working directory = its mailbox,
 //! `TOURNAMENT_MAILBOX` / `TOURNAMENT_ID`, `{mailbox}` / `{id}` filled, no
 //! shell), reusing it across games, restarting it when it exited, and
-//! ending it (TERM, grace, KILL). Knows nothing of Othello: the referee
-//! decides what to send and what an answer means.
+//! ending it (TERM, grace, KILL). How messages reach the running process
+//! — its mailbox's files, the pipe it took, an engine's lines — is one
+//! value, [`link::Link`]: never two at once. Knows nothing of Othello: the
+//! referee decides what to send and what an answer means.
 
+mod link;
 mod output;
 pub use output::LIBRARY_FALLBACK;
 pub mod process;
 mod spec;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -28,10 +30,13 @@ pub use spec::{
     Restart, WorkDir, BUILTINS,
 };
 
-use crate::engine::{Engine, EngineDriver, EngineError, LineLink, LineLog};
-use crate::mailbox::{instance_id, mailbox_dir, AnswerError, Mailbox, MailboxError, WriteAccess};
+use crate::engine::{Engine, EngineDriver, LineLink, LineLog};
+use crate::mailbox::{
+    instance_id, mailbox_dir, AnswerError, ClearError, Mailbox, MailboxError, WriteAccess,
+};
 use crate::sandbox::{self, Confinement, Policy, Warden};
-use mailbox_protocol::pipe::{self, PipeError, PipeReader};
+use link::{engine_answer, BotEnds, Link, OfferedPipe};
+use mailbox_protocol::pipe;
 use mailbox_protocol::{Message, REFEREE};
 
 /// How long a bot gets between TERM and KILL.
@@ -54,14 +59,10 @@ pub enum StartError {
     #[error("{0}")]
     MachineExhausted(String),
     /// Its mailbox could not be emptied for the new process: the board is
-    /// unwritable, or no longer this referee's (a [`LockLost`] travels
-    /// inside `error`: [`LockLost::in_io`]). (The field is not called
+    /// unwritable, or no longer this referee's. (The field is not called
     /// `source`: the message already quotes it.)
-    ///
-    /// [`LockLost`]: crate::mailbox::LockLost
-    /// [`LockLost::in_io`]: crate::mailbox::LockLost::in_io
     #[error("cannot clear mailbox of {id}: {error}")]
-    Mailbox { id: String, error: std::io::Error },
+    Mailbox { id: String, error: ClearError },
 }
 
 /// Whether starting a process failed for want of the machine's resources
@@ -103,11 +104,9 @@ pub struct Instance {
     awaited: bool,
     /// How long the bot could run since its folders were last measured.
     ran_unmeasured: Duration,
-    /// An engine's conversation (GTP, NBoard), while its process runs.
-    engine: Option<EngineDriver>,
-    /// The pipe offered to the running process, while it is on offer or
-    /// taken (PROTOCOL.md, "The pipe").
-    pipe: Option<OfferedPipe>,
+    /// How messages reach the running process (PROTOCOL.md, "The pipe";
+    /// an engine's stdin/stdout).
+    link: Link,
 }
 
 /// How messages reach a bot (PROTOCOL.md, "The pipe").
@@ -119,132 +118,6 @@ pub enum Transport {
     Pipe,
 }
 
-/// The referee's ends of the pipe offered to a bot's process.
-struct OfferedPipe {
-    /// Where its messages go (the bot reads the other end at fd 3).
-    to_bot: File,
-    /// Where its answers come from (it writes the other end at fd 4).
-    from_bot: PipeReader,
-    /// It took the offer with its first answer: from then on messages and
-    /// answers go only through the pipe.
-    taken: bool,
-    /// Why the last message could not be written (the bot closed its end),
-    /// for the wait that follows.
-    broken: Option<String>,
-    /// The seq of a message sent and never waited for: its answer, if it
-    /// comes, is passed over.
-    unanswered: Option<u64>,
-}
-
-/// The bot's ends of an offered pipe: the one it reads, the one it writes.
-type BotEnds = (File, File);
-
-impl OfferedPipe {
-    /// A fresh pipe pair: the referee's ends, and the bot's.
-    fn new() -> std::io::Result<(OfferedPipe, BotEnds)> {
-        let (bot_reads, to_bot) = pipe::pipe()?;
-        let (from_bot, bot_writes) = pipe::pipe()?;
-        pipe::set_nonblocking(&to_bot)?;
-        let offered = OfferedPipe {
-            to_bot,
-            from_bot: PipeReader::new(from_bot)?,
-            taken: false,
-            broken: None,
-            unanswered: None,
-        };
-        Ok((offered, (bot_reads, bot_writes)))
-    }
-
-    /// Writes `message` in one write. A bot that closed its end is heard of
-    /// at the wait (its process may have ended: that is the better
-    /// reason); one that stopped reading, so the pipe is full, is refused.
-    fn send(&mut self, message: &Message) -> Result<(), AnswerError> {
-        match pipe::send(&self.to_bot, message) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.broken = Some(
-                    "the bot closed fd 3, where its messages come, so the message could not be \
-                     sent"
-                        .to_string(),
-                );
-                Ok(())
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(AnswerError::Pipe(
-                format!("the bot does not read its messages: its pipe (fd 3) is full ({e})"),
-            )),
-            Err(e) => Err(AnswerError::Pipe(format!(
-                "cannot write to the bot's pipe: {e}"
-            ))),
-        }
-    }
-
-    /// The answer to message `seq` of bot `id`, by `deadline`: four lines
-    /// in one piece with the right sender and seq, or why not (`exited`
-    /// says whether the process ended).
-    fn answer(
-        &mut self,
-        id: &str,
-        seq: u64,
-        deadline: Instant,
-        process: Option<&ProcessTree>,
-        exited: &mut dyn FnMut() -> Option<String>,
-    ) -> Result<String, AnswerError> {
-        // A closed pipe is most often a process that ended: its exit
-        // status, once the watcher saw it, is the reason; else the bot
-        // closed its end and lives on, which is garbage.
-        let grace =
-            Duration::from_millis(300).min(deadline.saturating_duration_since(Instant::now()));
-        let ended = |why: String| match process.and_then(|p| p.exit.wait(grace)) {
-            Some(info) => AnswerError::Aborted(format!("the bot's process ended ({info})")),
-            None => AnswerError::Pipe(why),
-        };
-        if let Some(why) = self.broken.take() {
-            return Err(ended(why));
-        }
-        let mut got = self.from_bot.recv(Some(deadline), PIPE_TICK, exited);
-        // The answer to a message the referee sent and never waited for
-        // (a NEW followed by END when the opponent failed to start) comes
-        // first: it is passed over, as in out.txt a stale answer is.
-        if let Ok(m) = &got {
-            if self.unanswered.take() == Some(m.seq) && m.seq < seq {
-                got = self.from_bot.recv(Some(deadline), PIPE_TICK, exited);
-            }
-        }
-        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        match got {
-            Ok(_) if self.from_bot.pending() > 0 => Err(AnswerError::Pipe(format!(
-                "garbage on the pipe (fd 4): {} more bytes after the fourth line feed (one \
-                 answer per message, in one write, nothing after it)",
-                self.from_bot.pending()
-            ))),
-            Ok(m) if m.seq != seq => Err(AnswerError::Pipe(format!(
-                "garbage on the pipe (fd 4): an answer to seq {}, not {seq} (line 3 must repeat \
-                 the seq of the message)",
-                m.seq
-            ))),
-            Ok(m) if m.from != id || m.to != REFEREE => Err(AnswerError::WrongSender {
-                from: m.from,
-                to: m.to,
-            }),
-            Ok(m) => Ok(m.text),
-            Err(PipeError::Timeout { partial }) => Err(AnswerError::Timeout {
-                pending: match partial.is_empty() {
-                    true => crate::mailbox::Pending::Nothing,
-                    false => crate::mailbox::Pending::PipePartial(lossy(&partial)),
-                },
-            }),
-            Err(PipeError::Closed { .. }) => Err(ended(
-                "the bot closed fd 4, its end of the pipe".to_string(),
-            )),
-            Err(PipeError::Garbage(why)) => Err(AnswerError::Pipe(format!(
-                "garbage on the pipe (fd 4): {why}"
-            ))),
-            Err(PipeError::Aborted(why)) => Err(AnswerError::Aborted(why)),
-            Err(PipeError::Io(e)) => Err(AnswerError::Pipe(format!("cannot read the pipe: {e}"))),
-        }
-    }
-}
-
 /// How long the answer to a first message never waited for is waited for
 /// before the next message, while the pipe's offer is open.
 const SETTLE_WAIT: Duration = Duration::from_secs(2);
@@ -252,10 +125,6 @@ const SETTLE_WAIT: Duration = Duration::from_secs(2);
 /// How long an engine's answers owed from its last game are awaited
 /// before its next game, before it is started again instead.
 const ENGINE_SETTLE: Duration = Duration::from_secs(2);
-
-/// How often a wait on the pipe looks whether the bot's process ended (its
-/// pipe closes when it does, unless a process it left holds it).
-const PIPE_TICK: Duration = Duration::from_millis(100);
 
 /// A sandboxed bot's folders are measured after an answer once it has had
 /// this much time to write since the last look (a look costs a dozen
@@ -312,8 +181,7 @@ impl Instance {
             sent_at: None,
             awaited: true,
             ran_unmeasured: Duration::ZERO,
-            engine: None,
-            pipe: None,
+            link: Link::Files,
         })
     }
 
@@ -418,14 +286,14 @@ impl Instance {
     /// none is taken for an answer of the next game. False if they did not
     /// come: the engine is started again rather than charged with it.
     fn settle_engine(&mut self) -> bool {
-        if self.engine.is_none() {
+        if !matches!(self.link, Link::Engine(_)) {
             return true;
         }
         self.thaw();
-        let settled = self
-            .engine
-            .as_mut()
-            .is_none_or(|e| e.settle(Instant::now() + ENGINE_SETTLE));
+        let settled = match &mut self.link {
+            Link::Engine(e) => e.settle(Instant::now() + ENGINE_SETTLE),
+            _ => true,
+        };
         self.freeze();
         settled
     }
@@ -562,9 +430,10 @@ impl Instance {
                 sandbox::Started::Yes => {}
             }
         }
+        let mut engine = None;
         let readers = (|| -> Result<(), StartError> {
             if is_engine {
-                self.engine = Some(self.engine_driver(&mut child, exit_heard)?);
+                engine = Some(self.engine_driver(&mut child, exit_heard)?);
             } else if let Some(out) = child.stdout.take() {
                 self.output
                     .capture("stdout", out)
@@ -582,7 +451,6 @@ impl Instance {
         if let Err(e) = readers {
             // Not left running without its readers.
             tree.terminate(Duration::ZERO);
-            self.engine = None;
             self.warden = None;
             self.confinement = None;
             return Err(e);
@@ -592,7 +460,11 @@ impl Instance {
         }
         tracing::debug!(bot = %self.id, pid = tree.pid, command = %argv.join(" "), "bot started");
         self.process = Some(tree);
-        self.pipe = offer;
+        self.link = match (engine, offer) {
+            (Some(engine), _) => Link::Engine(Box::new(engine)),
+            (None, Some(offer)) => Link::Offered(offer),
+            (None, None) => Link::Files,
+        };
         self.starts += 1;
         self.started_at = Some(Instant::now());
         Ok(())
@@ -623,8 +495,8 @@ impl Instance {
     /// How messages reach the running process now: the pipe once it took
     /// the offer, else the files.
     pub fn transport(&self) -> Transport {
-        match &self.pipe {
-            Some(p) if p.taken => Transport::Pipe,
+        match &self.link {
+            Link::Pipe(_) => Transport::Pipe,
             _ => Transport::Files,
         }
     }
@@ -806,16 +678,16 @@ impl Instance {
         self.seq += 1;
         tracing::trace!(bot = %self.id, seq = self.seq, "→ {text}");
         self.sent_at = Some(Instant::now());
-        if self.engine.is_some() {
+        if let Link::Engine(_) = self.link {
             self.thaw();
-            if let Some(engine) = &mut self.engine {
+            if let Link::Engine(engine) = &mut self.link {
                 engine.send(text);
             }
             return Ok(self.seq);
         }
-        let sent = match self.pipe.as_mut().filter(|p| p.taken) {
-            Some(p) => p.send(&Message::new(REFEREE, &self.id, self.seq, text)),
-            None => self.mailbox.send(&self.access, self.seq, text),
+        let sent = match &mut self.link {
+            Link::Pipe(p) => p.send(&Message::new(REFEREE, &self.id, self.seq, text)),
+            _ => self.mailbox.send(&self.access, self.seq, text),
         };
         // Let go once the message is there: the bot wakes once, to a
         // message it can read (its clock started before the write).
@@ -828,7 +700,7 @@ impl Instance {
     /// early, with the exit status, if the bot's process exits.
     pub fn wait(&mut self, deadline: Instant) -> Result<String, AnswerError> {
         self.awaited = true;
-        if self.engine.is_some() {
+        if let Link::Engine(_) = self.link {
             return self.wait_engine(deadline);
         }
         let process = self.process.as_ref();
@@ -837,9 +709,9 @@ impl Instance {
                 .and_then(|p| p.exit.get())
                 .map(|info| format!("the bot's process ended ({info})"))
         };
-        let mut answer = match self.pipe.as_mut().filter(|p| p.taken) {
-            Some(p) => p.answer(&self.id, self.seq, deadline, process, &mut exited),
-            None => {
+        let mut answer = match &mut self.link {
+            Link::Pipe(p) => p.answer(&self.id, self.seq, deadline, process, &mut exited),
+            _ => {
                 let answer = self.mailbox.wait_answer(self.seq, deadline, &mut exited);
                 if answer.is_ok() {
                     self.settle_offer();
@@ -851,8 +723,8 @@ impl Instance {
         self.ran_unmeasured += self.sent_at.map_or(Duration::ZERO, |t| t.elapsed());
         if answer.is_ok() && self.ran_unmeasured >= MEASURE_AFTER {
             self.ran_unmeasured = Duration::ZERO;
-            if let Some((_, why)) = self.limit_breach() {
-                answer = Err(AnswerError::Aborted(why));
+            if let Some((limit, detail)) = self.limit_breach() {
+                answer = Err(AnswerError::OverLimit { limit, detail });
             }
         }
         match &answer {
@@ -869,16 +741,16 @@ impl Instance {
     /// still open after that is withdrawn (a bot that says `pipe` later
     /// finds the pipe closed and keeps to the files, as the libraries do).
     fn pass_over_unanswered(&mut self) {
-        match &mut self.pipe {
-            Some(p) if p.taken => p.unanswered = Some(self.seq),
-            Some(_) => {
+        match &mut self.link {
+            Link::Pipe(p) => p.pass_over(self.seq),
+            Link::Offered(_) => {
                 let _ = self.wait(Instant::now() + SETTLE_WAIT);
-                if self.pipe.as_ref().is_some_and(|p| !p.taken) {
+                if let Link::Offered(_) = self.link {
                     tracing::debug!(bot = %self.id, "offer withdrawn: its first answer did not come");
-                    self.pipe = None;
+                    self.link = Link::Files;
                 }
             }
-            None => {}
+            Link::Files | Link::Engine(_) => {}
         }
     }
 
@@ -886,51 +758,37 @@ impl Instance {
     /// it if it wrote the acceptance there first; otherwise the offer is
     /// withdrawn (the pipe closed).
     fn settle_offer(&mut self) {
-        let Some(p) = self.pipe.as_mut().filter(|p| !p.taken) else {
+        if !matches!(self.link, Link::Offered(_)) {
             return;
+        }
+        let Link::Offered(mut p) = std::mem::replace(&mut self.link, Link::Files) else {
+            unreachable!("just seen on offer");
         };
-        p.taken = p.from_bot.holds_accept();
-        if p.taken {
+        if p.accepted() {
             tracing::debug!(bot = %self.id, "took the pipe");
+            self.link = Link::Pipe(p);
         } else {
             tracing::debug!(bot = %self.id, "keeps to the files");
-            self.pipe = None;
         }
     }
 
-    /// An engine's answer, in the mailbox's terms: silence is a timeout, a
-    /// closed pipe the process's end, a line of no protocol garbage; an
-    /// error answer (GTP `?`) or `resign` is returned as text for the
-    /// referee to refuse, with the command it answered.
+    /// An engine's answer ([`engine_answer`]), its limits looked at.
     fn wait_engine(&mut self, deadline: Instant) -> Result<String, AnswerError> {
-        let engine = self.engine.as_mut().expect("an engine");
+        let Link::Engine(engine) = &mut self.link else {
+            unreachable!("only an engine's link is waited on here");
+        };
         let answer = engine.wait(deadline);
         self.freeze();
         if let Err(e) = &answer {
             tracing::debug!(bot = %self.id, "engine: {e}");
         }
-        let mut answer = answer.or_else(|e| match e {
-            EngineError::Timeout { .. } => Err(AnswerError::Timeout {
-                pending: crate::mailbox::Pending::Nothing,
-            }),
-            EngineError::Closed { .. } | EngineError::Write { .. } => {
-                // Its exit status, once the watcher saw it.
-                let exit = self
-                    .process
-                    .as_ref()
-                    .and_then(|p| p.exit.wait(Duration::from_millis(300)));
-                Err(AnswerError::Aborted(match exit {
-                    Some(info) => format!("the engine's process ended ({info}): {e}"),
-                    None => format!("the engine {e}"),
-                }))
-            }
-            EngineError::Garbage { .. } => Err(AnswerError::Garbage(e.to_string())),
-            EngineError::Refused { command, answer }
-            | EngineError::Resigned { command, answer } => Ok(format!("{answer} (to `{command}`)")),
+        let process = self.process.as_ref();
+        let mut answer = engine_answer(answer, || {
+            process.and_then(|p| p.exit.wait(Duration::from_millis(300)))
         });
         if answer.is_ok() {
-            if let Some((_, why)) = self.limit_breach() {
-                answer = Err(AnswerError::Aborted(why));
+            if let Some((limit, detail)) = self.limit_breach() {
+                answer = Err(AnswerError::OverLimit { limit, detail });
             }
         }
         answer
@@ -951,14 +809,14 @@ impl Instance {
     /// Nothing of its process group survives this.
     pub fn stop(&mut self, grace: Duration) -> Option<ExitInfo> {
         self.thaw();
-        if let Some(mut engine) = self.engine.take() {
+        if let Link::Engine(mut engine) = std::mem::replace(&mut self.link, Link::Files) {
             // Asked to leave first; TERM follows if it does not.
             engine.quit();
             if let Some(p) = &self.process {
                 p.exit.wait(grace.min(Duration::from_millis(200)));
             }
         }
-        self.pipe = None;
+        self.link = Link::Files;
         let tree = self.process.take()?;
         let info = tree.terminate(grace);
         self.warden = None;

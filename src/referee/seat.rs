@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::mailbox::{AnswerError, LockLost, Pending};
+use crate::mailbox::{AnswerError, ClearError, LockLost, Pending};
 use crate::player::{Instance, StartError};
 use crate::protocol::Request;
 
@@ -222,6 +222,9 @@ impl<'a> MailboxSeat<'a> {
         if let Some(why) = self.inst.start_error() {
             return SeatError::StartFailed(format!("player `{}`: {why}", self.inst.spec().name));
         }
+        if let AnswerError::OverLimit { limit, detail } = err {
+            return SeatError::OverLimit { limit, detail };
+        }
         if let Some((limit, why)) = self.inst.limit_breach() {
             return SeatError::OverLimit { limit, detail: why };
         }
@@ -287,8 +290,10 @@ pub fn seat_error_of(err: AnswerError) -> SeatError {
         | AnswerError::BadFrame(_)
         | AnswerError::Symlink(_)
         | AnswerError::Pipe(_)
-        | AnswerError::Io(_)
+        | AnswerError::Io { .. }
+        | AnswerError::NotThisBoard(_)
         | AnswerError::LockLost(_) => SeatError::Garbage(detail),
+        AnswerError::OverLimit { limit, detail } => SeatError::OverLimit { limit, detail },
         AnswerError::WrongSender { .. } => SeatError::WrongSender(detail),
         AnswerError::Aborted(_) => SeatError::Exited(detail),
     }
@@ -306,9 +311,10 @@ impl Seat for MailboxSeat<'_> {
     fn prepare(&mut self, span: tracing::Span) -> Result<bool, PrepareError> {
         self.inst.prepare(span).map_err(|e| match e {
             StartError::MachineExhausted(why) => GameError::MachineExhausted(why).into(),
-            StartError::Mailbox { error, .. } if LockLost::in_io(&error).is_some() => {
-                GameError::LockLost(LockLost::in_io(&error).expect("just seen").clone()).into()
-            }
+            StartError::Mailbox {
+                error: ClearError::LockLost(lost),
+                ..
+            } => GameError::LockLost(lost).into(),
             // Its mailbox could not be emptied while the board is still
             // ours: what is in it is the player's (its last process could
             // write there, a folder in the place of out.txt), so the
@@ -322,10 +328,10 @@ impl Seat for MailboxSeat<'_> {
         match self.inst.send(&request.encode()) {
             Ok(_) => Ok(()),
             Err(AnswerError::LockLost(lost)) => Err(GameError::LockLost(lost).into()),
-            Err(AnswerError::Io(e)) => {
+            Err(e @ (AnswerError::Io { .. } | AnswerError::NotThisBoard(_))) => {
                 // Refused because the board was lost meanwhile, or the drive failed.
                 self.check_lock()?;
-                Err(GameError::BoardUnwritable(e).into())
+                Err(GameError::BoardUnwritable(e.to_string()).into())
             }
             Err(e) => Err(SendError::Refused(e.to_string())),
         }

@@ -453,11 +453,14 @@ fn a_slow_byte_by_byte_writer_is_read_only_when_complete() {
         .unwrap();
     assert_eq!(mb.poll_answer(6).unwrap(), Err(Pending::Stale(5)));
     let r = mb.wait_answer(6, Instant::now() + Duration::from_millis(50), &mut || None);
-    assert_eq!(
-        r,
-        Err(AnswerError::Timeout {
-            pending: Pending::Stale(5)
-        })
+    assert!(
+        matches!(
+            r,
+            Err(AnswerError::Timeout {
+                pending: Pending::Stale(5)
+            })
+        ),
+        "{r:?}"
     );
 }
 
