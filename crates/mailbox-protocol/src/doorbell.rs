@@ -4,10 +4,13 @@
 //! Owns: the `Doorbell` each waiter sleeps on. On Linux a doorbell has its
 //! own inotify instance on its file's folder and an eventfd for rings, and
 //! the waiting thread sleeps on both itself: the kernel wakes it directly,
-//! with no thread in between. Where the kernel's limit of inotify instances
-//! is reached (128 per user by default), and elsewhere, one process-wide
-//! watcher shared by every mailbox (inotify on Linux, the notify crate
-//! elsewhere; one watch per folder) rings the doorbells of its files.
+//! with no thread in between. A process has at most [`MAX_OWN`] of them:
+//! the kernel's limit of inotify instances (128 per user by default) is
+//! the whole user's, and a referee of a thousand players must leave the
+//! user's other programs theirs. Past that, where the kernel refuses one,
+//! and elsewhere, one process-wide watcher shared by every mailbox
+//! (inotify on Linux, the notify crate elsewhere; one watch per folder)
+//! rings the doorbells of its files.
 //! Never reads a move file itself; a ring only means "look again".
 
 use std::collections::HashMap;
@@ -203,6 +206,11 @@ impl Backoff {
 }
 
 /// A doorbell's own inotify instance and eventfd (Linux).
+/// At most this many doorbells of a process have an inotify instance of
+/// their own (a game in play needs two; a referee's concurrency rarely
+/// passes eight); the others share one watcher.
+pub const MAX_OWN: usize = 32;
+
 #[cfg(target_os = "linux")]
 mod own {
     use std::ffi::CString;
@@ -210,6 +218,7 @@ mod own {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
     #[derive(Debug)]
@@ -218,6 +227,34 @@ mod own {
         event: OwnedFd,
         /// The watched file's name in its folder.
         name: Vec<u8>,
+        _slot: Slot,
+    }
+
+    /// How many doorbells of this process have an inotify of their own.
+    static OWNED: AtomicUsize = AtomicUsize::new(0);
+
+    /// One of the process's [`super::MAX_OWN`] own instances, given back
+    /// on drop.
+    #[derive(Debug)]
+    struct Slot;
+
+    impl Slot {
+        fn take() -> io::Result<Slot> {
+            if OWNED.fetch_add(1, Ordering::AcqRel) >= super::MAX_OWN {
+                OWNED.fetch_sub(1, Ordering::AcqRel);
+                return Err(io::Error::other(format!(
+                    "this process already has {} inotify instances of its own",
+                    super::MAX_OWN
+                )));
+            }
+            Ok(Slot)
+        }
+    }
+
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            OWNED.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
     fn check(r: libc::c_int) -> io::Result<libc::c_int> {
@@ -234,6 +271,7 @@ mod own {
                 return Err(io::Error::other("not a file in a folder"));
             };
             let dir = CString::new(dir.as_os_str().as_bytes()).map_err(io::Error::other)?;
+            let slot = Slot::take()?;
             // SAFETY: plain system calls; each descriptor is owned at once.
             let inotify = unsafe {
                 OwnedFd::from_raw_fd(check(libc::inotify_init1(
@@ -260,6 +298,7 @@ mod own {
                 inotify,
                 event,
                 name: name.as_bytes().to_vec(),
+                _slot: slot,
             })
         }
 
@@ -626,8 +665,13 @@ mod tests {
         assert!(!bell.wait(t, Duration::from_millis(5)), "nothing rang");
     }
 
+    /// The tests that count this process's own inotify instances, one at
+    /// a time.
+    static OWN_COUNTED: Mutex<()> = Mutex::new(());
+
     #[test]
     fn a_doorbell_of_its_own_wakes_for_its_file_and_rings_only() {
+        let _one = OWN_COUNTED.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let dir = std::fs::canonicalize(dir.path()).unwrap();
         let (bell, watched) = Doorbell::watching(&dir.join("out.txt"));
@@ -649,6 +693,39 @@ mod tests {
         assert!(bell.wait(t, Duration::from_secs(5)), "a ring from a thread");
         handle.join().unwrap();
         unwatch(&dir.join("out.txt"), &bell);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_process_keeps_to_its_share_of_inotify_instances_and_the_rest_still_ring() {
+        let _one = OWN_COUNTED.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(dir.path()).unwrap();
+        let bells: Vec<_> = (0..MAX_OWN + 8)
+            .map(|i| {
+                let folder = dir.join(format!("m{i}"));
+                std::fs::create_dir(&folder).unwrap();
+                let (bell, watched) = Doorbell::watching(&folder.join("out.txt"));
+                assert!(watched, "bell {i} is watched");
+                (folder, bell)
+            })
+            .collect();
+        let own = bells.iter().filter(|(_, b)| b.has_own()).count();
+        assert!(own <= MAX_OWN, "{own} own inotify instances");
+        assert!(
+            bells.iter().any(|(_, b)| !b.has_own()),
+            "past the share: the shared watcher"
+        );
+        let (folder, last) = bells.last().unwrap();
+        let t = last.ticket();
+        std::fs::write(folder.join("out.txt"), "x").unwrap();
+        assert!(
+            last.wait(t, Duration::from_secs(5)),
+            "a shared bell rings for its file"
+        );
+        for (folder, bell) in &bells {
+            unwatch(&folder.join("out.txt"), bell);
+        }
     }
 
     #[test]
