@@ -16,8 +16,9 @@
 //! referee`), `#notice` (what an interruption means), `#shares` (each share of a tournament played in shares: done, running,
 //! stopped, missing), `#sprt` (the SPRT's
 //! state, when the event has one), `#recent` (the latest finished games),
-//! and on `<body>` `data-state` (the snapshot's `state`) and
-//! `data-updates` (events received so far).
+//! and on `<body>` `data-state` (the snapshot's `state`),
+//! `data-updates` (events received so far) and `data-table-below` (the
+//! crosstable did not fit beside the running games on a wide screen).
 
 use crate::report::html::{escape, script_safe, BOARD_SCRIPT, BOARD_STYLE};
 
@@ -104,6 +105,9 @@ body[data-finished="true"] #live-games { display: none; }
   body:not([data-finished="true"]) #running { grid-template-columns: repeat(var(--cols, 2), max-content); justify-content: start; }
   body:not([data-finished="true"]) article.game { width: calc(var(--board, 320px) + 1rem + 4px); }
   body:not([data-finished="true"]) article.game svg.board { width: var(--board, 320px); height: var(--board, 320px); max-width: none; }
+  /* A crosstable too wide for its column even in the smallest font goes
+     below the games, across the window. */
+  body[data-table-below="true"]:not([data-finished="true"]) main { grid-template-columns: minmax(0, 1fr); }
 }
 @media (max-width: 600px) {
   body { font-size: 16px; padding: 0.5rem; }
@@ -212,11 +216,20 @@ const SCRIPT: &str = r##"
     });
   }
   // The crosstable's font shrinks (down to 9 px, 12 px on a phone) until
-  // the table fits its column: nothing scrolls sideways on a projector. A
-  // table wider still (a phone, very many players) scrolls inside its box.
+  // the table fits its column: nothing scrolls sideways on a projector.
+  // One too wide for the column beside the games even then goes below
+  // them, across the window; wider still (a phone, very many players), it
+  // scrolls inside its box.
   function fitCrosstable() {
     var box = document.getElementById("crosstable-box"), table = box.querySelector("table");
     if (!table) return;
+    if (shrinkToFit(box, table) || window.innerWidth < 900) return;
+    document.body.setAttribute("data-table-below", "true");
+    arrangeGames(); arrangeGames();
+    shrinkToFit(box, table);
+  }
+  // Whether the table fits its box, in the largest font that does.
+  function shrinkToFit(box, table) {
     var size = parseFloat(getComputedStyle(box).fontSize) * (document.body.getAttribute("data-finished") === "true" ? 1.3 : 0.9);
     table.style.setProperty("--fit", size + "px");
     var least = window.innerWidth < 600 ? 12 : 9;
@@ -224,6 +237,7 @@ const SCRIPT: &str = r##"
       size = Math.max(least, size - 0.5);
       table.style.setProperty("--fit", size + "px");
     }
+    return table.offsetWidth <= box.clientWidth;
   }
   // The running games' boards: the number of columns, and the board's side,
   // that give the largest boards with every card inside the window below
@@ -244,7 +258,10 @@ const SCRIPT: &str = r##"
     box.style.setProperty("--cols", best);
     box.style.setProperty("--board", Math.max(120, Math.floor(side)) + "px");
   }
-  function layout() { arrangeGames(); arrangeGames(); fitCrosstable(); }
+  function layout() {
+    document.body.removeAttribute("data-table-below");
+    arrangeGames(); arrangeGames(); fitCrosstable();
+  }
   window.addEventListener("resize", layout);
   render(JSON.parse(document.getElementById("initial-state").textContent));
   layout();

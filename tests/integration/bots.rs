@@ -168,11 +168,7 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 fn records(results: &Path) -> Vec<GameRecord> {
-    std::fs::read_to_string(results.join("games.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    crate::fixture::whole_records(&results.join("games.jsonl"))
 }
 
 #[test]

@@ -677,13 +677,7 @@ while time.monotonic() < end:
         .env_remove("TOURNAMENT_LOG");
         c
     };
-    let records = || -> Vec<GameRecord> {
-        std::fs::read_to_string(root.join("results/games.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("a whole record"))
-            .collect()
-    };
+    let records = || crate::fixture::whole_records(&root.join("results/games.jsonl"));
     let honest_forfeits = |records: &[GameRecord]| -> Vec<String> {
         records
             .iter()

@@ -168,3 +168,14 @@ pub fn python3_every_user_can_run() -> PathBuf {
         .unwrap_or_else(|| panic!("no python3 on PATH that every user can run: {pythons:?}"))
         .clone()
 }
+
+/// The whole records of a `games.jsonl` (none if it is missing). A last
+/// line without its newline is a write in progress, which a reader polling
+/// a running referee may see half done: it is left out.
+pub fn whole_records(path: &Path) -> Vec<tournament::record::GameRecord> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}

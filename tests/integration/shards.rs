@@ -42,11 +42,7 @@ fn greedy() -> &'static str {
 }
 
 fn read(path: &Path) -> Vec<GameRecord> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::fixture::whole_records(path)
 }
 
 /// id → (round, black, white, opening, transcript, result): what the

@@ -130,11 +130,7 @@ fn pairings_are_as_cheap_as_networkx_finds() {
 }
 
 fn records(s: &Scratch) -> Vec<GameRecord> {
-    std::fs::read_to_string(s.join("results/games.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::fixture::whole_records(&s.join("results/games.jsonl"))
 }
 
 /// A Swiss of `n` built-in random players on 4×4.

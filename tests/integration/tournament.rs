@@ -31,11 +31,7 @@ fn command(cmdline: &str) -> String {
 }
 
 fn records(s: &Scratch) -> Vec<GameRecord> {
-    std::fs::read_to_string(s.join("results/games.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::fixture::whole_records(&s.join("results/games.jsonl"))
 }
 
 /// id → (transcript, result, WOF discs): what must not depend on timing.
