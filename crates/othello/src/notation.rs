@@ -87,6 +87,23 @@ pub fn move_name(mv: Move) -> String {
     }
 }
 
+impl fmt::Display for Square {
+    /// The square in lower case, e.g. `d3`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", (b'a' + self.col()) as char, (b'1' + self.row()) as char)
+    }
+}
+
+impl fmt::Display for Move {
+    /// `pass` or the square in lower case.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Move::Pass => f.write_str("pass"),
+            Move::Play(sq) => sq.fmt(f),
+        }
+    }
+}
+
 /// Reads a transcript such as `f5d6c3d3` (squares run together, with or
 /// without spaces, `pass`/`PA` allowed) and replays it from `start`.
 /// Passes written in the transcript are accepted where forced; forced passes
