@@ -6,10 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{Color, Discs};
+use crate::game::{Color, Discs, Move};
 
 mod check;
-pub use check::{check_game, Ply, Refusal};
+pub use check::{check_game, Refusal};
 
 /// `black`, `white` or `draw`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -169,13 +169,14 @@ impl From<Discs> for DiscCount {
 }
 
 /// One ply of a game.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveRecord {
     /// `black` or `white`.
-    pub color: String,
-    /// A square in lower case, or `pass`.
+    pub color: Color,
+    /// A square in lower case, or `pass` (read in any case, and `pa`, as
+    /// the notation reads them).
     #[serde(rename = "move")]
-    pub mv: String,
+    pub mv: Move,
     /// Thinking time in milliseconds (0 for opening moves and the
     /// referee's automatic passes).
     pub ms: u64,
@@ -191,7 +192,7 @@ pub struct MoveRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Forfeit {
     /// Who forfeited: `black` or `white`.
-    pub color: String,
+    pub color: Color,
     /// What happened, in words.
     pub detail: String,
     /// How the process ended, if it did.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::HarnessError;
-use crate::record::{check_game, GameRecord, Ply, Refusal};
+use crate::record::{check_game, GameRecord, MoveRecord, Refusal};
 use crate::schedule::ScheduledGame;
 
 /// The results file inside the results folder.
@@ -81,9 +81,9 @@ fn parse_whole(line: &str) -> serde_json::Result<Checked> {
     })
 }
 
-/// A record as read for standings: its moves borrowed from the line (to
-/// be checked, not kept) and everything else; the moves' strings are not
-/// copied, which is most of the cost of reading a line.
+/// A record as read for standings: its moves (to be checked, not kept:
+/// typed, they cost no allocation each) and its transcript borrowed from
+/// the line, and everything else.
 #[derive(serde::Deserialize)]
 struct Summary<'a> {
     id: String,
@@ -92,8 +92,7 @@ struct Summary<'a> {
     white: String,
     size: u8,
     opening: String,
-    #[serde(borrow)]
-    moves: Vec<PlyText<'a>>,
+    moves: Vec<MoveRecord>,
     result: crate::record::Winner,
     reason: crate::record::EndReason,
     #[serde(default)]
@@ -109,20 +108,6 @@ struct Summary<'a> {
     swiss_round: Option<u32>,
     #[serde(default)]
     people: Vec<String>,
-}
-
-/// One move of a [`Summary`], borrowed where the line has no escapes.
-#[derive(serde::Deserialize)]
-struct PlyText<'a> {
-    #[serde(borrow)]
-    color: Cow<'a, str>,
-    #[serde(borrow, rename = "move")]
-    mv: Cow<'a, str>,
-    ms: u64,
-    #[serde(default)]
-    opening: bool,
-    #[serde(default)]
-    auto: bool,
 }
 
 /// A record without its moves and transcript (checked with them).
@@ -148,17 +133,7 @@ pub fn parse_summary(line: &str) -> serde_json::Result<Checked> {
         swiss_round: s.swiss_round,
         people: s.people,
     };
-    let verdict = check_game(
-        &record,
-        &s.transcript,
-        s.moves.iter().map(|m| Ply {
-            color: &m.color,
-            mv: &m.mv,
-            ms: m.ms,
-            opening: m.opening,
-            auto: m.auto,
-        }),
-    );
+    let verdict = check_game(&record, &s.transcript, &s.moves);
     Ok((record, verdict))
 }
 

@@ -16,6 +16,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, EventSink};
+use crate::game::{Color, Move};
+use crate::record::{EndReason, Winner};
 
 /// One line of a live file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,24 +30,25 @@ pub enum LiveLine {
         size: u8,
         opening: String,
     },
+    /// A move or a pass (`"move":"pass"`, no time).
     Move {
         ply: u32,
-        color: String,
+        color: Color,
         #[serde(rename = "move")]
-        mv: String,
+        mv: Move,
         ms: u64,
         board: String,
     },
     Forfeit {
-        color: String,
-        reason: String,
+        color: Color,
+        reason: EndReason,
         detail: String,
     },
     End {
-        result: String,
+        result: Winner,
         black: u32,
         white: u32,
-        reason: String,
+        reason: EndReason,
         summary: String,
     },
 }
@@ -208,7 +211,7 @@ impl EventSink for LiveFiles {
                 id,
                 ply,
                 color,
-                mv,
+                square,
                 ms,
                 board,
                 ..
@@ -216,8 +219,8 @@ impl EventSink for LiveFiles {
                 id,
                 &LiveLine::Move {
                     ply: *ply,
-                    color: color.name().into(),
-                    mv: mv.to_string(),
+                    color: *color,
+                    mv: Move::Play(*square),
                     ms: *ms,
                     board: board.to_string(),
                 },
@@ -232,8 +235,8 @@ impl EventSink for LiveFiles {
                 id,
                 &LiveLine::Move {
                     ply: *ply,
-                    color: color.name().into(),
-                    mv: "pass".into(),
+                    color: *color,
+                    mv: Move::Pass,
                     ms: 0,
                     board: board.to_string(),
                 },
@@ -247,8 +250,8 @@ impl EventSink for LiveFiles {
             } => self.write(
                 id,
                 &LiveLine::Forfeit {
-                    color: color.name().into(),
-                    reason: reason.to_string(),
+                    color: *color,
+                    reason: *reason,
                     detail: detail.to_string(),
                 },
             ),
@@ -256,10 +259,10 @@ impl EventSink for LiveFiles {
                 self.write(
                     &record.id,
                     &LiveLine::End {
-                        result: record.result.name().into(),
+                        result: record.result,
                         black: record.discs_wof.black,
                         white: record.discs_wof.white,
-                        reason: record.reason.to_string(),
+                        reason: record.reason,
                         summary: super::result_line(record),
                     },
                 );

@@ -35,12 +35,15 @@ impl EventSink for LogReporter {
             Event::Move {
                 ply,
                 color,
-                mv,
+                square,
                 ms,
                 black,
                 white,
                 ..
-            } => tracing::debug!(ply, color = %color, mv, ms, black, white, "move"),
+            } => {
+                // Quoted as the square's text always was.
+                tracing::debug!(ply, color = %color, mv = ?square.to_string(), ms, black, white, "move")
+            }
             Event::Pass {
                 ply, color, auto, ..
             } => tracing::debug!(ply, color = %color, auto, "pass"),
