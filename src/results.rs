@@ -405,7 +405,13 @@ fn scan(
                 }
             }
             Some(Err(e)) if !at_end => {
-                return Err(bad(n, format!("not a game record: {e}")));
+                // Where serde names no field (a value of the wrong kind),
+                // the key of the value it stopped on.
+                let names_one = e.to_string().contains(" field `");
+                let field = field_at(&text, e.column())
+                    .filter(|_| e.classify() == serde_json::error::Category::Data && !names_one)
+                    .map_or(String::new(), |f| format!("field `{f}`: "));
+                return Err(bad(n, format!("not a game record: {field}{e}")));
             }
             _ => {
                 cut = Some(Cut { line: n, offset });
@@ -419,6 +425,18 @@ fn scan(
         refused,
         cut,
     })
+}
+
+/// The key of the value that ends at `column` (1-based, as serde_json
+/// counts) of a one-line JSON object: `color` in `..."color":"purple"`
+/// with the column after `"purple"`. Keys of records are plain words.
+fn field_at(line: &str, column: usize) -> Option<&str> {
+    let before = line.get(..column.min(line.len()))?;
+    let colon = before.rfind("\":")?;
+    let key = &before[..colon];
+    let start = key.rfind('"')? + 1;
+    let key = &key[start..];
+    (!key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')).then_some(key)
 }
 
 /// What a reader says of a line the rules' replay refused.
@@ -1001,6 +1019,49 @@ mod tests {
             "{\"id\":\"g3\",\"rou\n",
             "the cut line is kept aside"
         );
+    }
+
+    /// A colour or a move that is not one is no record: the error names
+    /// file, line, field and what was expected, as for a bad `reason`.
+    #[test]
+    fn a_bad_colour_or_move_is_an_error_naming_file_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(GAMES_FILE);
+        let good = serde_json::to_string(&rec("g1")).unwrap();
+        let first_move = r#"{"color":"black","move":""#;
+        assert!(good.contains(first_move), "{good}");
+        let cases = [
+            (
+                good.replacen(r#""color":"black""#, r#""color":"purple""#, 1),
+                "field `color`: unknown variant `purple`, expected `black` or `white`",
+            ),
+            (
+                {
+                    let square = good.find(first_move).unwrap() + first_move.len();
+                    let mut line = good.clone();
+                    line.replace_range(square..square + 2, "z9");
+                    line
+                },
+                "field `move`: invalid value: string \"z9\", expected a move: a square `a1`..`h8` or `pass`",
+            ),
+            (
+                good.replacen(r#""reason":"normal""#, r#""reason":"bored""#, 1),
+                "field `reason`: unknown variant `bored`",
+            ),
+            (
+                good.replacen(r#""result":"white","#, "", 1),
+                "not a game record: missing field `result`",
+            ),
+        ];
+        for (line, want) in cases {
+            assert_ne!(line, good, "{want}");
+            fs::write(&path, format!("{good}\n{line}\n{good}\n")).unwrap();
+            let e = read_records(&path).unwrap_err().to_string();
+            let at = format!("{}:2: not a game record: ", path.display());
+            assert!(e.starts_with(&at), "{e}");
+            assert!(e.contains(want), "{e}\nwants {want}");
+            assert!(e.contains("at line 1 column"), "{e}");
+        }
     }
 
     #[test]

@@ -288,3 +288,60 @@ impl EventSink for LiveFiles {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::parse_move;
+
+    /// Live lines as the version before typed colours and moves wrote them:
+    /// the first three copied from a live file of `tournament run` (6×6,
+    /// a Python bot), the forfeit and the end as its `LiveLine` wrote them
+    /// (a line that is removed with its file at once).
+    const WRITTEN_BEFORE: [&str; 5] = [
+        r#"{"event":"start","id":"r01.greedy.slow-python","black":"greedy","white":"slow-python","size":6,"opening":"c2d2"}"#,
+        r#"{"event":"move","ply":3,"color":"black","move":"e2","ms":0,"board":"--------XXX---XX----XO--------------"}"#,
+        r#"{"event":"move","ply":9,"color":"black","move":"pass","ms":0,"board":"---O-O--XXXO--XX-O--XXX-------------"}"#,
+        r#"{"event":"forfeit","color":"white","reason":"no-flips","detail":"answered \"a1\": move flips no disc"}"#,
+        r#"{"event":"end","result":"black","black":36,"white":0,"reason":"no-flips","summary":"greedy (black) beat slow-python (white) 36-0 (no-flips)"}"#,
+    ];
+
+    #[test]
+    fn live_lines_of_the_previous_version_read_typed_and_write_back_byte_for_byte() {
+        let lines: Vec<LiveLine> = WRITTEN_BEFORE
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for (line, text) in lines.iter().zip(WRITTEN_BEFORE) {
+            assert_eq!(serde_json::to_string(line).unwrap(), text);
+        }
+        assert!(matches!(
+            &lines[1],
+            LiveLine::Move { color: Color::Black, mv, .. } if *mv == parse_move("e2", 6).unwrap()
+        ));
+        assert!(matches!(
+            lines[2],
+            LiveLine::Move {
+                color: Color::Black,
+                mv: Move::Pass,
+                ..
+            }
+        ));
+        assert!(matches!(
+            lines[3],
+            LiveLine::Forfeit {
+                color: Color::White,
+                reason: EndReason::NoFlips,
+                ..
+            }
+        ));
+        assert!(matches!(
+            lines[4],
+            LiveLine::End {
+                result: Winner::Black,
+                reason: EndReason::NoFlips,
+                ..
+            }
+        ));
+    }
+}
