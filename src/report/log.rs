@@ -40,10 +40,7 @@ impl EventSink for LogReporter {
                 black,
                 white,
                 ..
-            } => {
-                // Quoted as the square's text always was.
-                tracing::debug!(ply, color = %color, mv = ?square.to_string(), ms, black, white, "move")
-            }
+            } => tracing::debug!(ply, color = %color, mv = %square, ms, black, white, "move"),
             Event::Pass {
                 ply, color, auto, ..
             } => tracing::debug!(ply, color = %color, auto, "pass"),
