@@ -3,7 +3,7 @@
 //!
 //! Owns the event type and the sink trait. Emits nothing itself.
 
-use crate::game::Color;
+use crate::game::{Color, Square};
 use crate::record::{EndReason, GameRecord};
 
 #[derive(Clone, Debug)]
@@ -30,7 +30,7 @@ pub enum Event<'a> {
         id: &'a str,
         ply: u32,
         color: Color,
-        mv: &'a str,
+        square: Square,
         ms: u64,
         black: u32,
         white: u32,

@@ -6,10 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{Color, Discs};
+use crate::game::{Color, Discs, Move};
 
 mod check;
-pub use check::{check_game, Ply, Refusal};
+pub use check::{check_game, Refusal};
 
 /// `black`, `white` or `draw`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -169,13 +169,14 @@ impl From<Discs> for DiscCount {
 }
 
 /// One ply of a game.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveRecord {
     /// `black` or `white`.
-    pub color: String,
-    /// A square in lower case, or `pass`.
+    pub color: Color,
+    /// A square in lower case, or `pass` (read in any case, and `pa`, as
+    /// the notation reads them).
     #[serde(rename = "move")]
-    pub mv: String,
+    pub mv: Move,
     /// Thinking time in milliseconds (0 for opening moves and the
     /// referee's automatic passes).
     pub ms: u64,
@@ -191,7 +192,7 @@ pub struct MoveRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Forfeit {
     /// Who forfeited: `black` or `white`.
-    pub color: String,
+    pub color: Color,
     /// What happened, in words.
     pub detail: String,
     /// How the process ended, if it did.
@@ -274,4 +275,62 @@ impl GameRecord {
 pub enum Limit {
     Memory,
     Disk,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::parse_move;
+
+    /// Lines of games.jsonl as the version before typed colours and moves
+    /// wrote them (`tournament run`, built-in bots, 6×6, `[openings]
+    /// seed = 3`, random-plies = 2: an opening and the referee's pass), and
+    /// `tournament play --json` against a Python bot that exits with a
+    /// line on stderr (a forfeit).
+    const WRITTEN_BEFORE: [&str; 2] = [
+        r#"{"id":"r02.random2.greedy","round":2,"black":"random2","white":"greedy","size":6,"opening":"c2d2","moves":[{"color":"black","move":"c2","ms":0,"opening":true},{"color":"white","move":"d2","ms":0,"opening":true},{"color":"black","move":"e1","ms":0},{"color":"white","move":"d1","ms":0},{"color":"black","move":"e4","ms":0},{"color":"white","move":"d5","ms":0},{"color":"black","move":"e6","ms":0},{"color":"white","move":"b4","ms":0},{"color":"black","move":"b3","ms":0},{"color":"white","move":"a4","ms":0},{"color":"black","move":"a2","ms":0},{"color":"white","move":"f1","ms":0},{"color":"black","move":"b1","ms":0},{"color":"white","move":"b2","ms":0},{"color":"black","move":"e2","ms":0},{"color":"white","move":"b5","ms":0},{"color":"black","move":"a5","ms":0},{"color":"white","move":"c1","ms":0},{"color":"black","move":"a3","ms":0},{"color":"white","move":"a1","ms":0},{"color":"black","move":"c5","ms":0},{"color":"white","move":"a6","ms":0},{"color":"black","move":"b6","ms":0},{"color":"white","move":"c6","ms":0},{"color":"black","move":"d6","ms":0},{"color":"white","move":"f6","ms":0},{"color":"black","move":"f2","ms":0},{"color":"white","move":"f3","ms":0},{"color":"black","move":"f4","ms":0},{"color":"white","move":"e3","ms":0},{"color":"black","move":"pass","ms":0,"auto":true},{"color":"white","move":"f5","ms":0}],"result":"white","reason":"normal","discs":{"black":2,"white":33},"discs_wof":{"black":2,"white":34},"transcript":"c2d2e1d1e4d5e6b4b3a4a2f1b1b2e2b5a5c1a3a1c5a6b6c6d6f6f2f3f4e3f5","started":"2026-11-26T17:51:38.190Z","finished":"2026-11-26T17:51:38.192Z","time_ms":{"black":0,"white":0}}"#,
+        r#"{"id":"play-1795715588-14539","round":1,"black":"greedy","white":"crash","size":8,"opening":"","moves":[{"color":"black","move":"e6","ms":0},{"color":"white","move":"f4","ms":34},{"color":"black","move":"c3","ms":0},{"color":"white","move":"c4","ms":30},{"color":"black","move":"d3","ms":0},{"color":"white","move":"c6","ms":30},{"color":"black","move":"b3","ms":0},{"color":"white","move":"d6","ms":30},{"color":"black","move":"e3","ms":0},{"color":"white","move":"f6","ms":30},{"color":"black","move":"c7","ms":0}],"result":"black","reason":"exited","forfeit":{"color":"white","detail":"waiting for a move: the bot's process ended (exit status 3)","exit":"exit status 3","stderr_tail":["giving up here"]},"discs":{"black":11,"white":4},"discs_wof":{"black":64,"white":0},"transcript":"e6f4c3c4d3c6b3d6e3f6c7","started":"2026-11-26T17:53:08.240Z","finished":"2026-11-26T17:53:08.513Z","time_ms":{"black":0,"white":154}}"#,
+    ];
+
+    #[test]
+    fn records_of_the_previous_version_read_typed_and_write_back_byte_for_byte() {
+        for line in WRITTEN_BEFORE {
+            let r: GameRecord = serde_json::from_str(line).unwrap();
+            assert_eq!(r.check(), Ok(()), "{}", r.id);
+            assert_eq!(serde_json::to_string(&r).unwrap(), line);
+        }
+        let normal: GameRecord = serde_json::from_str(WRITTEN_BEFORE[0]).unwrap();
+        let square = |t| parse_move(t, 6).unwrap();
+        assert_eq!(
+            normal.moves[0],
+            MoveRecord {
+                color: Color::Black,
+                mv: square("c2"),
+                ms: 0,
+                opening: true,
+                auto: false
+            }
+        );
+        let pass = normal.moves.iter().find(|m| m.auto).unwrap();
+        assert_eq!((pass.color, pass.mv), (Color::Black, Move::Pass));
+        assert_eq!(normal.moves.last().unwrap().color, Color::White);
+        let crash: GameRecord = serde_json::from_str(WRITTEN_BEFORE[1]).unwrap();
+        let forfeit = crash.forfeit.as_ref().unwrap();
+        assert_eq!(forfeit.color, Color::White);
+        assert_eq!(crash.player(forfeit.color), "crash");
+        assert_eq!(forfeit.stderr_tail, ["giving up here"]);
+    }
+
+    /// A move in any case, or `pa`, as a hand may write it, reads as the
+    /// notation reads it and is written the way the referee writes it.
+    #[test]
+    fn a_move_written_by_hand_reads_as_the_notation_reads_it() {
+        let hand = WRITTEN_BEFORE[0]
+            .replacen(r#""move":"e1""#, r#""move":"E1""#, 1)
+            .replacen(r#""move":"pass""#, r#""move":"PA""#, 1);
+        assert_ne!(hand, WRITTEN_BEFORE[0]);
+        let r: GameRecord = serde_json::from_str(&hand).unwrap();
+        assert_eq!(r.check(), Ok(()));
+        assert_eq!(serde_json::to_string(&r).unwrap(), WRITTEN_BEFORE[0]);
+    }
 }

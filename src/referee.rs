@@ -18,7 +18,7 @@ pub mod seat;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::event::{Event, EventSink};
-use crate::game::{board_string, move_name, parse_move, transcript, Color, Move};
+use crate::game::{board_string, transcript, Color, Move};
 use crate::player::{Instance, GRACE};
 use crate::protocol::Reply;
 use crate::record::{DiscCount, EndReason, Forfeit, GameRecord};
@@ -171,7 +171,7 @@ impl Driver<'_> {
                 Happened::Moved {
                     ply,
                     color,
-                    mv,
+                    square,
                     ms,
                     after,
                 } => {
@@ -180,7 +180,7 @@ impl Driver<'_> {
                         id,
                         ply: *ply,
                         color: *color,
-                        mv: &move_name(*mv),
+                        square: *square,
                         ms: *ms,
                         black: d.black,
                         white: d.white,
@@ -352,7 +352,7 @@ impl Driver<'_> {
                 stderr_tail: &stderr_tail,
             });
             Forfeit {
-                color: l.color.name().into(),
+                color: l.color,
                 detail: l.detail.clone(),
                 exit: seat.exit_info(),
                 stderr_tail,
@@ -424,12 +424,7 @@ impl Driver<'_> {
                 );
             }
         }
-        let moves: Vec<Move> = self
-            .core
-            .moves()
-            .iter()
-            .map(|m| parse_move(&m.mv, spec.size).expect("recorded moves parse"))
-            .collect();
+        let moves: Vec<Move> = self.core.moves().iter().map(|m| m.mv).collect();
         let used = self.core.time_used();
         Ok(GameRecord {
             id: spec.id.clone(),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::HarnessError;
-use crate::record::{check_game, GameRecord, Ply, Refusal};
+use crate::record::{check_game, GameRecord, MoveRecord, Refusal};
 use crate::schedule::ScheduledGame;
 
 /// The results file inside the results folder.
@@ -81,9 +81,9 @@ fn parse_whole(line: &str) -> serde_json::Result<Checked> {
     })
 }
 
-/// A record as read for standings: its moves borrowed from the line (to
-/// be checked, not kept) and everything else; the moves' strings are not
-/// copied, which is most of the cost of reading a line.
+/// A record as read for standings: its moves (to be checked, not kept:
+/// typed, they cost no allocation each) and its transcript borrowed from
+/// the line, and everything else.
 #[derive(serde::Deserialize)]
 struct Summary<'a> {
     id: String,
@@ -92,8 +92,7 @@ struct Summary<'a> {
     white: String,
     size: u8,
     opening: String,
-    #[serde(borrow)]
-    moves: Vec<PlyText<'a>>,
+    moves: Vec<MoveRecord>,
     result: crate::record::Winner,
     reason: crate::record::EndReason,
     #[serde(default)]
@@ -109,20 +108,6 @@ struct Summary<'a> {
     swiss_round: Option<u32>,
     #[serde(default)]
     people: Vec<String>,
-}
-
-/// One move of a [`Summary`], borrowed where the line has no escapes.
-#[derive(serde::Deserialize)]
-struct PlyText<'a> {
-    #[serde(borrow)]
-    color: Cow<'a, str>,
-    #[serde(borrow, rename = "move")]
-    mv: Cow<'a, str>,
-    ms: u64,
-    #[serde(default)]
-    opening: bool,
-    #[serde(default)]
-    auto: bool,
 }
 
 /// A record without its moves and transcript (checked with them).
@@ -148,17 +133,7 @@ pub fn parse_summary(line: &str) -> serde_json::Result<Checked> {
         swiss_round: s.swiss_round,
         people: s.people,
     };
-    let verdict = check_game(
-        &record,
-        &s.transcript,
-        s.moves.iter().map(|m| Ply {
-            color: &m.color,
-            mv: &m.mv,
-            ms: m.ms,
-            opening: m.opening,
-            auto: m.auto,
-        }),
-    );
+    let verdict = check_game(&record, &s.transcript, &s.moves);
     Ok((record, verdict))
 }
 
@@ -430,7 +405,13 @@ fn scan(
                 }
             }
             Some(Err(e)) if !at_end => {
-                return Err(bad(n, format!("not a game record: {e}")));
+                // Where serde names no field (a value of the wrong kind),
+                // the key of the value it stopped on.
+                let names_one = e.to_string().contains(" field `");
+                let field = field_at(&text, e.column())
+                    .filter(|_| e.classify() == serde_json::error::Category::Data && !names_one)
+                    .map_or(String::new(), |f| format!("field `{f}`: "));
+                return Err(bad(n, format!("not a game record: {field}{e}")));
             }
             _ => {
                 cut = Some(Cut { line: n, offset });
@@ -444,6 +425,18 @@ fn scan(
         refused,
         cut,
     })
+}
+
+/// The key of the value that ends at `column` (1-based, as serde_json
+/// counts) of a one-line JSON object: `color` in `..."color":"purple"`
+/// with the column after `"purple"`. Keys of records are plain words.
+fn field_at(line: &str, column: usize) -> Option<&str> {
+    let before = line.get(..column.min(line.len()))?;
+    let colon = before.rfind("\":")?;
+    let key = &before[..colon];
+    let start = key.rfind('"')? + 1;
+    let key = &key[start..];
+    (!key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')).then_some(key)
 }
 
 /// What a reader says of a line the rules' replay refused.
@@ -1026,6 +1019,49 @@ mod tests {
             "{\"id\":\"g3\",\"rou\n",
             "the cut line is kept aside"
         );
+    }
+
+    /// A colour or a move that is not one is no record: the error names
+    /// file, line, field and what was expected, as for a bad `reason`.
+    #[test]
+    fn a_bad_colour_or_move_is_an_error_naming_file_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(GAMES_FILE);
+        let good = serde_json::to_string(&rec("g1")).unwrap();
+        let first_move = r#"{"color":"black","move":""#;
+        assert!(good.contains(first_move), "{good}");
+        let cases = [
+            (
+                good.replacen(r#""color":"black""#, r#""color":"purple""#, 1),
+                "field `color`: unknown variant `purple`, expected `black` or `white`",
+            ),
+            (
+                {
+                    let square = good.find(first_move).unwrap() + first_move.len();
+                    let mut line = good.clone();
+                    line.replace_range(square..square + 2, "z9");
+                    line
+                },
+                "field `move`: invalid value: string \"z9\", expected a move: a square `a1`..`h8` or `pass`",
+            ),
+            (
+                good.replacen(r#""reason":"normal""#, r#""reason":"bored""#, 1),
+                "field `reason`: unknown variant `bored`",
+            ),
+            (
+                good.replacen(r#""result":"white","#, "", 1),
+                "not a game record: missing field `result`",
+            ),
+        ];
+        for (line, want) in cases {
+            assert_ne!(line, good, "{want}");
+            fs::write(&path, format!("{good}\n{line}\n{good}\n")).unwrap();
+            let e = read_records(&path).unwrap_err().to_string();
+            let at = format!("{}:2: not a game record: ", path.display());
+            assert!(e.starts_with(&at), "{e}");
+            assert!(e.contains(want), "{e}\nwants {want}");
+            assert!(e.contains("at line 1 column"), "{e}");
+        }
     }
 
     #[test]

@@ -294,7 +294,7 @@ fn check_engine(
                 "  FAIL  game {} as {color}: {} by {}: {}",
                 g + 1,
                 r.reason,
-                f.map_or("?", |f| f.color.as_str()),
+                f.map_or("?", |f| f.color.name()),
                 f.map_or("", |f| f.detail.as_str())
             );
             for line in f.map(|f| f.stderr_tail.clone()).unwrap_or_default() {

@@ -9,7 +9,7 @@
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use crate::game::{diagram_marked, parse_move, Move, Position};
+use crate::game::{diagram_marked, Move, Position};
 use crate::record::GameRecord;
 
 /// How the moves follow one another.
@@ -37,10 +37,7 @@ pub fn replay(
     let mut pos = Position::start(record.size);
     writeln!(out, "{header}")?;
     for (i, m) in record.moves.iter().enumerate() {
-        let Ok(mv) = parse_move(&m.mv, record.size) else {
-            writeln!(out, "move {}: {} {:?} cannot be read", i + 1, m.color, m.mv)?;
-            break;
-        };
+        let mv = m.mv;
         let (next, last) = match mv {
             Move::Pass => (pos.pass_unchecked(), None),
             Move::Play(sq) => match pos.play(mv) {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::WatchArgs;
 use crate::error::{exit, HarnessError};
-use crate::game::{diagram_marked, parse_board_string, parse_square, Color};
+use crate::game::{diagram_marked, parse_board_string, Move};
 use crate::report::live::{first_line, live_dir, LiveLine};
 
 use super::players::{optional_config, results_dir};
@@ -479,13 +479,11 @@ fn follow(
                 ms,
                 board,
             } => {
-                let to_move = if color == "black" {
-                    Color::White
-                } else {
-                    Color::Black
+                let pos = parse_board_string(&board, color.opponent()).ok();
+                let last = match mv {
+                    Move::Play(square) => Some(square),
+                    Move::Pass => None,
                 };
-                let pos = parse_board_string(&board, to_move).ok();
-                let last = parse_square(&mv).ok();
                 if tty {
                     write!(out, "\x1b[2J\x1b[H{header}\n\n")?;
                 }

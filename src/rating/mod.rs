@@ -264,14 +264,14 @@ pub(crate) mod tests {
 
     fn forfeit(black: &str, white: &str, loser: &str) -> GameRecord {
         let (result, discs, color) = if loser == black {
-            (Winner::White, (0, 64), "black")
+            (Winner::White, (0, 64), crate::game::Color::Black)
         } else {
-            (Winner::Black, (64, 0), "white")
+            (Winner::Black, (64, 0), crate::game::Color::White)
         };
         GameRecord {
             reason: EndReason::Timeout,
             forfeit: Some(Forfeit {
-                color: color.to_string(),
+                color,
                 detail: "ran out of time".to_string(),
                 exit: None,
                 stderr_tail: Vec::new(),

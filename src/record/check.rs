@@ -21,32 +21,9 @@
 //! on 8×8), whatever the board shows. Times are not checked: they do not
 //! change a result, and an illegal answer's time counts without a move.
 
-use crate::game::{parse_move, Color, IllegalMove, Move, NotationError, Position, Square};
+use crate::game::{Color, IllegalMove, Move, NotationError, Position, Square};
 
 use super::{DiscCount, EndReason, GameRecord, MoveRecord, Winner};
-
-/// One ply as the check reads it (borrowed, so a reader need not keep the
-/// moves to have them checked).
-#[derive(Clone, Copy, Debug)]
-pub struct Ply<'a> {
-    pub color: &'a str,
-    pub mv: &'a str,
-    pub ms: u64,
-    pub opening: bool,
-    pub auto: bool,
-}
-
-impl<'a> From<&'a MoveRecord> for Ply<'a> {
-    fn from(m: &'a MoveRecord) -> Self {
-        Ply {
-            color: &m.color,
-            mv: &m.mv,
-            ms: m.ms,
-            opening: m.opening,
-            auto: m.auto,
-        }
-    }
-}
 
 /// What is wrong with a record: the first thing the replay finds.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,26 +32,26 @@ pub enum Refusal {
     Size(u8),
     #[error("its opening `{opening}` breaks the rules: {why}")]
     Opening { opening: String, why: NotationError },
-    #[error("move {ply} `{text}` is not a square of this board or `pass`")]
-    Unreadable { ply: usize, text: String },
-    #[error("move {ply} `{text}` is recorded for `{recorded}`, but {to_move} was to move")]
+    #[error("move {ply} `{square}` is not a square of this board or `pass`")]
+    OffBoard { ply: usize, square: Square },
+    #[error("move {ply} `{mv}` is recorded for `{recorded}`, but {to_move} was to move")]
     Colour {
         ply: usize,
-        text: String,
-        recorded: String,
+        mv: Move,
+        recorded: Color,
         to_move: Color,
     },
-    #[error("move {ply} ({color} `{text}`) is illegal: {why}")]
+    #[error("move {ply} ({color} `{mv}`) is illegal: {why}")]
     Illegal {
         ply: usize,
         color: Color,
-        text: String,
+        mv: Move,
         why: IllegalMove,
     },
-    #[error("move {ply} `{text}` {what}")]
+    #[error("move {ply} `{mv}` {what}")]
     Marks {
         ply: usize,
-        text: String,
+        mv: Move,
         what: &'static str,
     },
     #[error("its moves stop inside its opening `{0}`")]
@@ -86,9 +63,7 @@ pub enum Refusal {
     #[error("it ended `{reason}` but names no side that forfeited")]
     NoForfeit { reason: EndReason },
     #[error("it ended `normal` but names {0} as forfeiting")]
-    StrayForfeit(String),
-    #[error("the forfeiting side `{0}` is not black or white")]
-    ForfeitColour(String),
+    StrayForfeit(Color),
     #[error("{color} forfeited by `{reason}` after the game was over")]
     ForfeitAfterEnd { color: Color, reason: EndReason },
     #[error("{color} forfeited by `{reason}` (an answer to a move), but {to_move} was to move")]
@@ -119,17 +94,17 @@ pub enum Refusal {
 impl GameRecord {
     /// Replays this record's own moves and transcript (see [`check_game`]).
     pub fn check(&self) -> Result<(), Refusal> {
-        check_game(self, &self.transcript, self.moves.iter().map(Ply::from))
+        check_game(self, &self.transcript, &self.moves)
     }
 }
 
 /// Replays `moves` and `transcript` as the game `record` (its own moves
 /// and transcript are not looked at: a reader may have skipped them), and
 /// says what does not follow (see the module comment).
-pub fn check_game<'a>(
+pub fn check_game(
     record: &GameRecord,
     transcript: &str,
-    moves: impl IntoIterator<Item = Ply<'a>>,
+    moves: &[MoveRecord],
 ) -> Result<(), Refusal> {
     if !crate::game::SIZES.contains(&record.size) {
         return Err(Refusal::Size(record.size));
@@ -230,38 +205,33 @@ fn starts_with_word(chars: &[char], word: &str) -> bool {
             .all(|(c, w)| c.eq_ignore_ascii_case(&w))
 }
 
-fn replay<'a>(
+fn replay(
     start: Position,
     opening_text: &str,
     mut opening: Opening,
     transcript: &str,
-    moves: impl IntoIterator<Item = Ply<'a>>,
+    moves: &[MoveRecord],
 ) -> Result<Replayed, Refusal> {
     let size = start.size();
     let mut pos = start;
     let mut bots_moved = false;
     // The transcript the moves make (passes left out).
     let mut played = Vec::with_capacity(transcript.len());
-    for (i, m) in moves.into_iter().enumerate() {
+    for (i, m) in moves.iter().enumerate() {
         let ply = i + 1;
-        let marks = |what| Refusal::Marks {
-            ply,
-            text: m.mv.to_string(),
-            what,
-        };
-        let mv = parse_move(m.mv, size)
-            .ok()
-            .filter(|_| m.mv.trim() == m.mv)
-            .ok_or_else(|| Refusal::Unreadable {
-                ply,
-                text: m.mv.to_string(),
-            })?;
+        let mv = m.mv;
+        let marks = |what| Refusal::Marks { ply, mv, what };
+        if let Move::Play(square) = mv {
+            if square.col() >= size || square.row() >= size {
+                return Err(Refusal::OffBoard { ply, square });
+            }
+        }
         let to_move = pos.to_move();
-        if m.color != to_move.name() {
+        if m.color != to_move {
             return Err(Refusal::Colour {
                 ply,
-                text: m.mv.to_string(),
-                recorded: m.color.to_string(),
+                mv,
+                recorded: m.color,
                 to_move,
             });
         }
@@ -291,7 +261,7 @@ fn replay<'a>(
         let illegal = |why| Refusal::Illegal {
             ply,
             color: to_move,
-            text: m.mv.to_string(),
+            mv,
             why,
         };
         pos = match mv {
@@ -347,14 +317,10 @@ fn check_end(record: &GameRecord, end: &Replayed) -> Result<(), Refusal> {
     }
     let forfeiter = match (&record.forfeit, record.reason) {
         (None, EndReason::Normal) => None,
-        (Some(f), EndReason::Normal) => return Err(Refusal::StrayForfeit(f.color.clone())),
+        (Some(f), EndReason::Normal) => return Err(Refusal::StrayForfeit(f.color)),
         (None, reason) => return Err(Refusal::NoForfeit { reason }),
         (Some(f), reason) => {
-            let color = match f.color.as_str() {
-                "black" => Color::Black,
-                "white" => Color::White,
-                other => return Err(Refusal::ForfeitColour(other.to_string())),
-            };
+            let color = f.color;
             if pos.is_over() && end.bots_moved {
                 return Err(Refusal::ForfeitAfterEnd { color, reason });
             }
@@ -424,6 +390,7 @@ mod tests {
 
     use super::*;
     use crate::event::Silent;
+    use crate::game::parse_move;
     use crate::record::Forfeit;
     use crate::referee::{play_seats, test_spec, Rules, ScriptedSeat, SeatError};
 
@@ -512,7 +479,7 @@ mod tests {
     fn an_illegal_transcript_is_refused_with_its_ply() {
         let mut r = played(8, "", None);
         for (m, sq) in r.moves.iter_mut().zip(["a1", "h8", "a8", "h1"]) {
-            m.mv = sq.into();
+            m.mv = parse_move(sq, 8).unwrap();
         }
         r.transcript = format!("a1h8a8h1{}", &r.transcript[8..]);
         assert_eq!(
@@ -532,18 +499,13 @@ mod tests {
     #[test]
     fn colours_passes_and_the_end_follow_the_position() {
         let good = played(8, "d3c3b3b2f5a3a1c1", None);
-        let pass = good.moves.iter().position(|m| m.mv == "pass").unwrap();
+        let pass = good.moves.iter().position(|m| m.mv == Move::Pass).unwrap();
         assert!(
             good.moves[pass].auto,
             "the referee's pass after the opening"
         );
         let mut r = good.clone();
-        r.moves[10].color = if r.moves[10].color == "black" {
-            "white"
-        } else {
-            "black"
-        }
-        .into();
+        r.moves[10].color = r.moves[10].color.opponent();
         assert!(refused(&r).starts_with("move 11 "), "{}", refused(&r));
         assert!(refused(&r).contains("was to move"), "{}", refused(&r));
         // A pass where a move exists.
@@ -551,8 +513,8 @@ mod tests {
         r.moves.insert(
             12,
             MoveRecord {
-                color: r.moves[12].color.clone(),
-                mv: "pass".into(),
+                color: r.moves[12].color,
+                mv: Move::Pass,
                 ms: 0,
                 opening: false,
                 auto: true,
@@ -567,7 +529,7 @@ mod tests {
         let mut r = good.clone();
         let last = r.moves.pop().unwrap();
         r.transcript
-            .truncate(r.transcript.len() - 2 * usize::from(last.mv != "pass"));
+            .truncate(r.transcript.len() - 2 * usize::from(last.mv != Move::Pass));
         assert!(
             refused(&r).contains("not over") || refused(&r).starts_with("its discs"),
             "{}",
@@ -576,8 +538,8 @@ mod tests {
         // A move after the end.
         let mut r = good.clone();
         r.moves.push(MoveRecord {
-            color: "black".into(),
-            mv: "pass".into(),
+            color: Color::Black,
+            mv: Move::Pass,
             ms: 0,
             opening: false,
             auto: true,
@@ -608,7 +570,7 @@ mod tests {
         );
         // A timeout is the side to move's; black just moved.
         let mut r = good.clone();
-        assert_eq!(r.moves.last().unwrap().color, "black");
+        assert_eq!(r.moves.last().unwrap().color, Color::Black);
         r.reason = EndReason::Timeout;
         assert_eq!(r.check(), Ok(()), "white was to move: its timeout stands");
         // A person's resignation is their forfeit, read back like one.
@@ -624,7 +586,7 @@ mod tests {
         let back: GameRecord = serde_json::from_str(&json).unwrap();
         assert_eq!(back.reason, EndReason::Resigned);
         r.forfeit = Some(Forfeit {
-            color: "black".into(),
+            color: Color::Black,
             ..r.forfeit.clone().unwrap()
         });
         r.result = Winner::White;
@@ -671,13 +633,13 @@ mod tests {
             let passes = r
                 .moves
                 .iter()
-                .filter(|m| m.opening && m.mv == "pass")
+                .filter(|m| m.opening && m.mv == Move::Pass)
                 .count();
             assert_eq!(passes, 1, "{opening}: {:?}", r.moves);
             assert_eq!(r.check(), Ok(()), "{opening}");
             // The opening's pass left out of the moves: not the opening.
             let mut cut = r.clone();
-            let at = cut.moves.iter().position(|m| m.mv == "pass").unwrap();
+            let at = cut.moves.iter().position(|m| m.mv == Move::Pass).unwrap();
             cut.moves.remove(at);
             assert!(cut.check().is_err(), "{opening}");
         }

@@ -10,7 +10,7 @@
 //! back; what happened comes back as [`Happened`] values for it to emit.
 //! Must not: wait, write, log, or know how a player is reached.
 
-use crate::game::{replay_transcript, Color, IllegalMove, Move, NotationError, Position};
+use crate::game::{replay_transcript, Color, IllegalMove, Move, NotationError, Position, Square};
 use crate::protocol::{Reply, Request, Verb};
 use crate::record::{DiscCount, EndReason, Limit, MoveRecord, Winner};
 
@@ -74,7 +74,7 @@ pub enum Happened {
     Moved {
         ply: u32,
         color: Color,
-        mv: Move,
+        square: Square,
         ms: u64,
         after: Position,
     },
@@ -197,8 +197,8 @@ impl GameCore {
         let mut p = Position::start(size);
         for mv in &played {
             moves.push(MoveRecord {
-                color: p.to_move().name().into(),
-                mv: crate::game::move_name(*mv),
+                color: p.to_move(),
+                mv: *mv,
                 ms: 0,
                 opening: true,
                 auto: false,
@@ -425,8 +425,8 @@ impl GameCore {
 
     fn pass(&mut self, color: Color, auto: bool, ms: u64) -> Happened {
         self.moves.push(MoveRecord {
-            color: color.name().into(),
-            mv: "pass".into(),
+            color,
+            mv: Move::Pass,
             ms,
             opening: false,
             auto,
@@ -547,13 +547,13 @@ impl GameCore {
                 self.add_increment(color);
                 vec![self.pass(color, false, ms)]
             }
-            Ok(mv) => {
+            Ok(mv @ Move::Play(square)) => {
                 self.retries_left = self.rules.max_retries;
                 self.add_increment(color);
                 self.pos = self.pos.play(mv).expect("checked").0;
                 self.moves.push(MoveRecord {
-                    color: color.name().into(),
-                    mv: crate::game::move_name(mv),
+                    color,
+                    mv,
                     ms,
                     opening: false,
                     auto: false,
@@ -562,7 +562,7 @@ impl GameCore {
                 vec![Happened::Moved {
                     ply: self.moves.len() as u32,
                     color,
-                    mv,
+                    square,
                     ms,
                     after: self.pos,
                 }]
@@ -1060,7 +1060,7 @@ mod tests {
             "last is pass: {request}"
         );
         let last = g.moves().last().unwrap();
-        assert!(last.auto && last.mv == "pass" && last.ms == 0);
+        assert!(last.auto && last.mv == Move::Pass && last.ms == 0);
     }
 
     #[test]

@@ -58,14 +58,14 @@ impl<W: Write + Send> EventSink for ConsoleReporter<W> {
             Event::Move {
                 ply,
                 color,
-                mv,
+                square,
                 ms,
                 black,
                 white,
                 ..
             } => writeln!(
                 out,
-                "{ply:>4}. {:<5} {mv:<4} {ms:>6} ms   X {black:>2}  O {white:>2}",
+                "{ply:>4}. {:<5} {square:<4} {ms:>6} ms   X {black:>2}  O {white:>2}",
                 color.name()
             ),
             Event::Pass {
@@ -98,11 +98,7 @@ impl<W: Write + Send> EventSink for ConsoleReporter<W> {
                     .as_ref()
                     .filter(|f| !f.stderr_tail.is_empty())
                 {
-                    let who = if f.color == "black" {
-                        &record.black
-                    } else {
-                        &record.white
-                    };
+                    let who = record.player(f.color);
                     let _ = writeln!(out, "      last lines of {who}'s stderr:");
                     for line in &f.stderr_tail {
                         let _ = writeln!(out, "        | {line}");

@@ -79,11 +79,13 @@ pub fn game_timed(record: &GameRecord, times: Option<&[SideTime; 2]>) -> String 
         start_board(record.size)
     ));
     for m in &record.moves {
-        let tag = if m.color == "white" { 'W' } else { 'B' };
-        let mv = if m.mv == "pass" {
-            "PA".to_string()
-        } else {
-            value(&m.mv)
+        let tag = match m.color {
+            Color::Black => 'B',
+            Color::White => 'W',
+        };
+        let mv = match m.mv {
+            Move::Pass => "PA".to_string(),
+            Move::Play(sq) => value(&sq.to_string()),
         };
         s.push_str(&format!("{tag}[{mv}//{}]", seconds(m.ms)));
     }
@@ -324,10 +326,10 @@ mod tests {
     use super::*;
     use crate::record::{DiscCount, MoveRecord, Winner};
 
-    fn mv(color: &str, m: &str, ms: u64) -> MoveRecord {
+    fn mv(color: Color, m: &str, ms: u64) -> MoveRecord {
         MoveRecord {
-            color: color.into(),
-            mv: m.into(),
+            color,
+            mv: crate::game::parse_move(m, 8).unwrap(),
             ms,
             opening: false,
             auto: false,
@@ -342,7 +344,7 @@ mod tests {
             white: "b[x]".into(),
             size: 8,
             opening: String::new(),
-            moves: vec![mv("black", "d3", 1234), mv("white", "pass", 0)],
+            moves: vec![mv(Color::Black, "d3", 1234), mv(Color::White, "pass", 0)],
             result: Winner::Black,
             reason: EndReason::Normal,
             forfeit: None,

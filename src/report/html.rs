@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::game::{parse_move, Color, Move, Position, Square};
+use crate::game::{Color, Move, Position, Square};
 use crate::rating::pairstats::PairingStats;
 use crate::rating::Crosstable;
 use crate::record::{EndReason, GameRecord, Winner};
@@ -75,13 +75,12 @@ pub fn forfeits_by_reason(records: &[GameRecord]) -> BTreeMap<String, BTreeMap<E
     let mut out: BTreeMap<String, BTreeMap<EndReason, u32>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.reason != EndReason::Normal) {
         let loser = match (&r.forfeit, r.result) {
-            (Some(f), _) if f.color == "white" => &r.white,
-            (Some(_), _) => &r.black,
+            (Some(f), _) => r.player(f.color),
             (None, Winner::Black) => &r.white,
             (None, Winner::White) => &r.black,
             (None, Winner::Draw) => continue,
         };
-        *out.entry(loser.clone())
+        *out.entry(loser.to_string())
             .or_default()
             .entry(r.reason)
             .or_default() += 1;
@@ -126,10 +125,8 @@ fn replayed(r: &GameRecord) -> Vec<(Option<u32>, Vec<u32>)> {
     let mut pos = Position::start(r.size);
     let mut out = Vec::with_capacity(r.moves.len());
     for m in &r.moves {
-        let Ok(mv) = parse_move(&m.mv, r.size) else {
-            break;
-        };
-        if pos.to_move().name() != m.color {
+        let mv = m.mv;
+        if pos.to_move() != m.color {
             break;
         }
         match mv {
@@ -178,7 +175,10 @@ fn games_json(records: &[GameRecord]) -> serde_json::Value {
                         "m": m.mv,
                         "s": s,
                         "f": f,
-                        "c": if m.color == "white" { "w" } else { "b" },
+                        "c": match m.color {
+                            Color::Black => "b",
+                            Color::White => "w",
+                        },
                         "ms": m.ms,
                         "o": m.opening,
                         "a": m.auto,

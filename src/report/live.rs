@@ -16,6 +16,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, EventSink};
+use crate::game::{Color, Move};
+use crate::record::{EndReason, Winner};
 
 /// One line of a live file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,24 +30,25 @@ pub enum LiveLine {
         size: u8,
         opening: String,
     },
+    /// A move or a pass (`"move":"pass"`, no time).
     Move {
         ply: u32,
-        color: String,
+        color: Color,
         #[serde(rename = "move")]
-        mv: String,
+        mv: Move,
         ms: u64,
         board: String,
     },
     Forfeit {
-        color: String,
-        reason: String,
+        color: Color,
+        reason: EndReason,
         detail: String,
     },
     End {
-        result: String,
+        result: Winner,
         black: u32,
         white: u32,
-        reason: String,
+        reason: EndReason,
         summary: String,
     },
 }
@@ -208,7 +211,7 @@ impl EventSink for LiveFiles {
                 id,
                 ply,
                 color,
-                mv,
+                square,
                 ms,
                 board,
                 ..
@@ -216,8 +219,8 @@ impl EventSink for LiveFiles {
                 id,
                 &LiveLine::Move {
                     ply: *ply,
-                    color: color.name().into(),
-                    mv: mv.to_string(),
+                    color: *color,
+                    mv: Move::Play(*square),
                     ms: *ms,
                     board: board.to_string(),
                 },
@@ -232,8 +235,8 @@ impl EventSink for LiveFiles {
                 id,
                 &LiveLine::Move {
                     ply: *ply,
-                    color: color.name().into(),
-                    mv: "pass".into(),
+                    color: *color,
+                    mv: Move::Pass,
                     ms: 0,
                     board: board.to_string(),
                 },
@@ -247,8 +250,8 @@ impl EventSink for LiveFiles {
             } => self.write(
                 id,
                 &LiveLine::Forfeit {
-                    color: color.name().into(),
-                    reason: reason.to_string(),
+                    color: *color,
+                    reason: *reason,
                     detail: detail.to_string(),
                 },
             ),
@@ -256,10 +259,10 @@ impl EventSink for LiveFiles {
                 self.write(
                     &record.id,
                     &LiveLine::End {
-                        result: record.result.name().into(),
+                        result: record.result,
                         black: record.discs_wof.black,
                         white: record.discs_wof.white,
-                        reason: record.reason.to_string(),
+                        reason: record.reason,
                         summary: super::result_line(record),
                     },
                 );
@@ -283,5 +286,62 @@ impl EventSink for LiveFiles {
             }
             Event::Waiting { .. } | Event::Illegal { .. } => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::parse_move;
+
+    /// Live lines as the version before typed colours and moves wrote them:
+    /// the first three copied from a live file of `tournament run` (6×6,
+    /// a Python bot), the forfeit and the end as its `LiveLine` wrote them
+    /// (a line that is removed with its file at once).
+    const WRITTEN_BEFORE: [&str; 5] = [
+        r#"{"event":"start","id":"r01.greedy.slow-python","black":"greedy","white":"slow-python","size":6,"opening":"c2d2"}"#,
+        r#"{"event":"move","ply":3,"color":"black","move":"e2","ms":0,"board":"--------XXX---XX----XO--------------"}"#,
+        r#"{"event":"move","ply":9,"color":"black","move":"pass","ms":0,"board":"---O-O--XXXO--XX-O--XXX-------------"}"#,
+        r#"{"event":"forfeit","color":"white","reason":"no-flips","detail":"answered \"a1\": move flips no disc"}"#,
+        r#"{"event":"end","result":"black","black":36,"white":0,"reason":"no-flips","summary":"greedy (black) beat slow-python (white) 36-0 (no-flips)"}"#,
+    ];
+
+    #[test]
+    fn live_lines_of_the_previous_version_read_typed_and_write_back_byte_for_byte() {
+        let lines: Vec<LiveLine> = WRITTEN_BEFORE
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for (line, text) in lines.iter().zip(WRITTEN_BEFORE) {
+            assert_eq!(serde_json::to_string(line).unwrap(), text);
+        }
+        assert!(matches!(
+            &lines[1],
+            LiveLine::Move { color: Color::Black, mv, .. } if *mv == parse_move("e2", 6).unwrap()
+        ));
+        assert!(matches!(
+            lines[2],
+            LiveLine::Move {
+                color: Color::Black,
+                mv: Move::Pass,
+                ..
+            }
+        ));
+        assert!(matches!(
+            lines[3],
+            LiveLine::Forfeit {
+                color: Color::White,
+                reason: EndReason::NoFlips,
+                ..
+            }
+        ));
+        assert!(matches!(
+            lines[4],
+            LiveLine::End {
+                result: Winner::Black,
+                reason: EndReason::NoFlips,
+                ..
+            }
+        ));
     }
 }

@@ -35,12 +35,12 @@ impl EventSink for LogReporter {
             Event::Move {
                 ply,
                 color,
-                mv,
+                square,
                 ms,
                 black,
                 white,
                 ..
-            } => tracing::debug!(ply, color = %color, mv, ms, black, white, "move"),
+            } => tracing::debug!(ply, color = %color, mv = %square, ms, black, white, "move"),
             Event::Pass {
                 ply, color, auto, ..
             } => tracing::debug!(ply, color = %color, auto, "pass"),

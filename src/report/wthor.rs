@@ -35,7 +35,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::game::parse_square;
+use crate::game::Move;
 use crate::record::GameRecord;
 
 /// Size of a header.
@@ -107,9 +107,10 @@ fn header(created: Date, n1: u32, n2: u16, year_of_games: u16, p1: u8, p3: u8) -
 /// The move bytes of a record (passes dropped), or why it cannot be stored.
 fn move_bytes(record: &GameRecord) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(60);
-    for m in record.moves.iter().filter(|m| m.mv != "pass") {
-        let sq = parse_square(&m.mv).map_err(|e| format!("move `{}`: {e}", m.mv))?;
-        out.push(10 * (sq.row() + 1) + sq.col() + 1);
+    for m in &record.moves {
+        if let Move::Play(sq) = m.mv {
+            out.push(10 * (sq.row() + 1) + sq.col() + 1);
+        }
     }
     if out.len() > 60 {
         return Err(format!("{} moves, more than 60", out.len()));
@@ -247,8 +248,8 @@ mod tests {
             moves: moves
                 .iter()
                 .map(|m| MoveRecord {
-                    color: "black".into(),
-                    mv: m.to_string(),
+                    color: crate::game::Color::Black,
+                    mv: crate::game::parse_move(m, 8).unwrap(),
                     ms: 0,
                     opening: false,
                     auto: false,

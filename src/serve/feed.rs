@@ -133,8 +133,8 @@ impl LiveFile {
                 if let Some(g) = &mut self.game {
                     g.ply = ply;
                     g.board = board;
-                    g.last = mv;
-                    g.color = color;
+                    g.last = mv.to_string();
+                    g.color = color.name().into();
                     g.ms = ms;
                 }
             }
@@ -728,8 +728,8 @@ mod tests {
         };
         let mv = LiveLine::Move {
             ply: 2,
-            color: "white".into(),
-            mv: "d6".into(),
+            color: crate::game::Color::White,
+            mv: crate::game::parse_move("d6", 8).unwrap(),
             ms: 12,
             board: "-".repeat(64),
         };

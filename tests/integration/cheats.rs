@@ -272,13 +272,7 @@ fn play_cheat_with(cheat: &Cheat, referee: Referee, extra: &str) -> Vec<String> 
     }
     for r in &records {
         let cheat_plays = r.black == "cheat" || r.white == "cheat";
-        let forfeiter = r.forfeit.as_ref().map(|f| {
-            if f.color == "black" {
-                r.black.as_str()
-            } else {
-                r.white.as_str()
-            }
-        });
+        let forfeiter = r.forfeit.as_ref().map(|f| r.player(f.color));
         let cheat_forfeits = if cheat_plays { cheat.forfeits } else { None };
         match (&r.forfeit, cheat_forfeits) {
             (Some(f), _) if forfeiter != Some("cheat") => wrong.push(format!(
@@ -683,11 +677,7 @@ while time.monotonic() < end:
             .iter()
             .filter_map(|r| {
                 let f = r.forfeit.as_ref()?;
-                let who = if f.color == "black" {
-                    &r.black
-                } else {
-                    &r.white
-                };
+                let who = r.player(f.color);
                 (who != "cheat").then(|| format!("{}: {who} {} {}", r.id, r.reason, f.detail))
             })
             .collect()

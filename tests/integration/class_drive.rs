@@ -235,11 +235,11 @@ fn scenario(place: &'static str, order: Order, a: &Path, b: &Path, x: &Path, log
         for (name, _, _) in STUDENTS {
             if let Some(color) = r.color_of(name) {
                 for (ply, m) in r.moves.iter().enumerate() {
-                    if m.color != color.name() || m.opening || m.auto {
+                    if m.color != color || m.opening || m.auto {
                         continue;
                     }
                     if m.ms > 200 {
-                        let before = ply.checked_sub(1).map(|p| r.moves[p].mv.as_str());
+                        let before = ply.checked_sub(1).map(|p| r.moves[p].mv.to_string());
                         eprintln!(
                             "class_drive: {place}: {name} took {} ms for ply {} of {} ({}, after {before:?})",
                             m.ms,

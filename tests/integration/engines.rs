@@ -687,7 +687,7 @@ fn misbehaving_engines_are_adjudicated_each_with_its_reason() {
                 .as_ref()
                 .unwrap_or_else(|| panic!("{protocol} {mode}: {r:?}"));
             assert_eq!(r.reason, *reason, "{protocol} {mode}: {forfeit:?}");
-            assert_eq!(forfeit.color, "white", "{protocol} {mode}");
+            assert_eq!(forfeit.color, Color::White, "{protocol} {mode}");
             assert!(
                 forfeit.detail.contains(words),
                 "{protocol} {mode}: {:?} lacks {words:?}",
@@ -1240,7 +1240,7 @@ fn hostile_engines_end_as_results_with_their_reasons() {
         assert!(took < Duration::from_secs(*most), "{what} took {took:?}");
         match &r.forfeit {
             Some(f) => {
-                assert_eq!(f.color, "white", "{what}");
+                assert_eq!(f.color, Color::White, "{what}");
                 assert!(
                     f.detail.contains(words),
                     "{what}: {:?} lacks {words:?}",
@@ -1297,7 +1297,7 @@ fn gtp_rhino_after_an_opponent_that_exits_at_start_never_forfeits() {
         )
         .unwrap();
         let f = gone.forfeit.as_ref().expect("the quitter forfeits");
-        assert_eq!(f.color, "black", "{gone:?}");
+        assert_eq!(f.color, Color::Black, "{gone:?}");
         let (b, w) = if g % 2 == 0 {
             (&mut gtp, &mut greedy)
         } else {
@@ -1404,9 +1404,9 @@ fn an_engine_that_reads_its_data_from_its_dir_plays_there_and_forfeits_without_i
     for r in &records {
         let f = r.forfeit.as_ref().expect("a forfeit");
         let engine_color = if r.black == "at-home" {
-            "black"
+            Color::Black
         } else {
-            "white"
+            Color::White
         };
         assert_eq!(f.color, engine_color, "{r:?}");
         assert!(

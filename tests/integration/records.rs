@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tournament::game::{parse_move, Color, Position, Square};
+use tournament::game::{parse_move, Color, Move, Position, Square};
 use tournament::record::{EndReason, GameRecord};
 use tournament::results::read_records;
 
@@ -107,7 +107,7 @@ builtin = "greedy"
     let records = read_records(&games).unwrap();
     assert_eq!(records.len(), 7);
     assert_eq!(records[4].size, 6);
-    assert!(records[5].moves.iter().any(|m| m.mv == "pass"));
+    assert!(records[5].moves.iter().any(|m| m.mv == Move::Pass));
     assert_eq!(records[6].reason, EndReason::Unparseable);
     (s, records)
 }
@@ -116,8 +116,7 @@ builtin = "greedy"
 fn position_at(r: &GameRecord, plies: usize) -> Position {
     let mut pos = Position::start(r.size);
     for m in &r.moves[..plies] {
-        let mv = parse_move(&m.mv, r.size).unwrap();
-        pos = pos.play(mv).unwrap().0;
+        pos = pos.play(m.mv).unwrap().0;
     }
     pos
 }
@@ -249,8 +248,8 @@ pub fn check_ggf_game(g: &GgfGame, r: &GameRecord) {
     let moves = g.moves();
     assert_eq!(moves.len(), r.moves.len(), "{}", r.id);
     for (k, ((color, sq, secs), m)) in moves.iter().zip(&r.moves).enumerate() {
-        assert_eq!(color.name(), m.color, "{} ply {}", r.id, k + 1);
-        assert_eq!(sq, &m.mv, "{} ply {}", r.id, k + 1);
+        assert_eq!(*color, m.color, "{} ply {}", r.id, k + 1);
+        assert_eq!(*sq, m.mv.to_string(), "{} ply {}", r.id, k + 1);
         let secs = secs.expect("a time on every move");
         assert!(
             (secs - m.ms as f64 / 1000.0).abs() < 0.0005,
@@ -376,11 +375,11 @@ fn wthor_export_reads_back_with_the_wthor_crate() {
             .iter()
             .map(|p| format!("{}{}", (b'a' + p.file) as char, p.rank + 1))
             .collect();
-        let want: Vec<&str> = r
+        let want: Vec<String> = r
             .moves
             .iter()
-            .filter(|m| m.mv != "pass")
-            .map(|m| m.mv.as_str())
+            .filter(|m| m.mv != Move::Pass)
+            .map(|m| m.mv.to_string())
             .collect();
         assert_eq!(moves, want, "{}", r.id);
     }

@@ -87,6 +87,24 @@ pub fn move_name(mv: Move) -> String {
     }
 }
 
+impl fmt::Display for Square {
+    /// The square in lower case, e.g. `d3` (padded as asked: `{:<4}`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = [b'a' + self.col(), b'1' + self.row()];
+        f.pad(std::str::from_utf8(&name).expect("ASCII"))
+    }
+}
+
+impl fmt::Display for Move {
+    /// `pass` or the square in lower case.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Move::Pass => f.pad("pass"),
+            Move::Play(sq) => sq.fmt(f),
+        }
+    }
+}
+
 /// Reads a transcript such as `f5d6c3d3` (squares run together, with or
 /// without spaces, `pass`/`PA` allowed) and replays it from `start`.
 /// Passes written in the transcript are accepted where forced; forced passes
@@ -271,7 +289,10 @@ mod tests {
             let sq = parse_square(text).unwrap();
             assert_eq!((sq.col(), sq.row()), (col, row), "{text}");
             assert_eq!(square_name(sq), text.to_ascii_lowercase());
+            assert_eq!(sq.to_string(), square_name(sq));
         }
+        let d3 = Move::Play(Square::new(3, 2));
+        assert_eq!(format!("[{d3:<4}|{:>5}]", Move::Pass), "[d3  | pass]");
         for bad in ["", "a", "a9", "i1", "a0", "1a", "d33", "pass"] {
             assert!(parse_square(bad).is_err(), "{bad}");
         }
