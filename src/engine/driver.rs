@@ -8,16 +8,13 @@
 //! END (BYE) for it. Must not judge a move (the referee does), keep a
 //! clock (the referee's deadlines do), or start or stop the process.
 //!
-//! The requests come as their text (the referee's seats carry text) and
-//! are read with the protocol's one decoder (`protocol::Request`): a
-//! request that does not decode is the referee's bug, said, never filled
-//! in with a default. Typed requests from the referee would remove that
-//! step (issue 27).
+//! The requests come typed (`protocol::Request`), as the referee's core
+//! made them: nothing is parsed again on the way to an engine.
 
 use std::time::Instant;
 
 use crate::game::{parse_move, Color, Move, Position};
-use crate::protocol::{Request, Verb};
+use crate::protocol::Request;
 
 use super::history::plies_between;
 use super::{Answer, Engine, EngineError, GameStart, Ply};
@@ -63,22 +60,15 @@ impl EngineDriver {
 
     /// Passes one request on. Nothing fails here: a failure to write is
     /// the answer [`EngineDriver::wait`] gives.
-    pub fn send(&mut self, request: &str) {
+    pub fn send(&mut self, request: &Request) {
         self.awaiting = match self.translate(request) {
             Ok(a) => a,
             Err(e) => Awaiting::Failed(e),
         };
     }
 
-    fn translate(&mut self, request: &str) -> Result<Awaiting, EngineError> {
-        // The project's one decoder of requests: a field missing or wrong
-        // is the referee's bug, said as such, never a default.
-        let decoded = Request::decode(request).map_err(|e| EngineError::Garbage {
-            command: format!("(the referee's {})", Verb::of(request)),
-            line: request.to_string(),
-            why: format!("cannot read it (a referee bug): {e}"),
-        })?;
-        match decoded {
+    fn translate(&mut self, request: &Request) -> Result<Awaiting, EngineError> {
+        match request {
             Request::New {
                 color,
                 opponent,
@@ -86,24 +76,24 @@ impl EngineDriver {
                 move_ms,
                 ..
             } => {
-                let me = self.name.clone();
+                let (me, them) = (self.name.clone(), opponent.clone());
                 let names = match color {
-                    Color::Black => [me, opponent],
-                    Color::White => [opponent, me],
+                    Color::Black => [me, them],
+                    Color::White => [them, me],
                 };
                 self.known = None;
                 self.history.clear();
                 self.turn = None;
                 self.engine.begin_game(&GameStart {
-                    size,
-                    color,
+                    size: *size,
+                    color: *color,
                     names,
-                    move_ms,
+                    move_ms: *move_ms,
                 })?;
                 Ok(Awaiting::Engine)
             }
-            Request::Turn { pos, last, ms } => {
-                self.follow(pos, last, request)?;
+            &Request::Turn { pos, last, ms } => {
+                self.follow(pos, last)?;
                 self.turn = Some(pos);
                 self.engine.ask_move(&self.history, pos.to_move(), ms)?;
                 Ok(Awaiting::Engine)
@@ -120,12 +110,7 @@ impl EngineDriver {
     }
 
     /// Adds the plies that lead to `pos` to the history.
-    fn follow(
-        &mut self,
-        pos: Position,
-        last: Option<Move>,
-        request: &str,
-    ) -> Result<(), EngineError> {
+    fn follow(&mut self, pos: Position, last: Option<Move>) -> Result<(), EngineError> {
         let start = Position::start(pos.size());
         let from = self.known.unwrap_or(start);
         let plies = match plies_between(&from, &pos, last) {
@@ -135,7 +120,7 @@ impl EngineDriver {
                 self.history.clear();
                 plies_between(&start, &pos, last).ok_or_else(|| EngineError::Garbage {
                     command: "(the referee's TURN)".into(),
-                    line: request.to_string(),
+                    line: Request::Turn { pos, last, ms: 0 }.encode(),
                     why: "no game leads to this position (a referee bug)".into(),
                 })?
             }
@@ -207,21 +192,17 @@ mod tests {
     }
 
     #[test]
-    fn a_request_that_does_not_decode_is_a_referee_bug_not_a_default() {
+    fn illegal_and_end_are_answered_for_the_engine_and_a_wait_for_nothing_is_said() {
         let mut d = driver();
         let soon = Instant::now() + std::time::Duration::from_secs(1);
-        // NEW without its size and move time: once read as 8×8, 5 s.
-        d.send("NEW g1 white bob");
-        let e = d.wait(soon).unwrap_err();
         assert!(
-            matches!(&e, EngineError::Garbage { command, why, .. }
-                if command == "(the referee's NEW)" && why.contains("referee bug")),
-            "{e:?}"
+            matches!(d.wait(soon), Err(EngineError::Timeout { command }) if command == "(nothing was sent)")
         );
-        // A colour that is not one: once read as black.
-        d.send("NEW g1 green bob 8 5000");
-        assert!(matches!(d.wait(soon), Err(EngineError::Garbage { .. })));
-        d.send("END draw 32 32 normal");
+        d.send(&Request::Illegal {
+            reason: "not your disc".into(),
+        });
+        assert_eq!(d.wait(soon), Ok("OK".to_string()));
+        d.send(&Request::end(2, 2, "normal"));
         assert_eq!(d.wait(soon), Ok("BYE".to_string()));
     }
 }

@@ -34,6 +34,7 @@ use crate::engine::{Engine, EngineDriver, LineLink, LineLog};
 use crate::mailbox::{
     instance_id, mailbox_dir, AnswerError, ClearError, Mailbox, MailboxError, WriteAccess,
 };
+use crate::protocol::Request;
 use crate::sandbox::{self, Confinement, Policy, Warden};
 use link::{engine_answer, BotEnds, Link, OfferedPipe};
 use mailbox_protocol::pipe;
@@ -669,25 +670,27 @@ impl Instance {
         }
     }
 
-    /// Writes the next message to the bot; returns its seq.
-    pub fn send(&mut self, text: &str) -> Result<u64, AnswerError> {
+    /// Writes the next message to the bot (an engine is handed the
+    /// request itself); returns its seq.
+    pub fn send(&mut self, request: &Request) -> Result<u64, AnswerError> {
         if !self.awaited {
             self.pass_over_unanswered();
         }
         self.awaited = false;
         self.seq += 1;
+        let text = request.encode();
         tracing::trace!(bot = %self.id, seq = self.seq, "→ {text}");
         self.sent_at = Some(Instant::now());
         if let Link::Engine(_) = self.link {
             self.thaw();
             if let Link::Engine(engine) = &mut self.link {
-                engine.send(text);
+                engine.send(request);
             }
             return Ok(self.seq);
         }
         let sent = match &mut self.link {
-            Link::Pipe(p) => p.send(&Message::new(REFEREE, &self.id, self.seq, text)),
-            _ => self.mailbox.send(&self.access, self.seq, text),
+            Link::Pipe(p) => p.send(&Message::new(REFEREE, &self.id, self.seq, &text)),
+            _ => self.mailbox.send(&self.access, self.seq, &text),
         };
         // Let go once the message is there: the bot wakes once, to a
         // message it can read (its clock started before the write).
@@ -794,9 +797,13 @@ impl Instance {
         answer
     }
 
-    /// Sends `text` and waits for the answer until `deadline`.
-    pub fn exchange(&mut self, text: &str, deadline: Instant) -> Result<String, AnswerError> {
-        self.send(text)?;
+    /// Sends `request` and waits for the answer until `deadline`.
+    pub fn exchange(
+        &mut self,
+        request: &Request,
+        deadline: Instant,
+    ) -> Result<String, AnswerError> {
+        self.send(request)?;
         self.wait(deadline)
     }
 

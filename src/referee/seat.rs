@@ -325,7 +325,7 @@ impl Seat for MailboxSeat<'_> {
 
     fn send(&mut self, request: &Request) -> Result<(), SendError> {
         self.check_lock()?;
-        match self.inst.send(&request.encode()) {
+        match self.inst.send(request) {
             Ok(_) => Ok(()),
             Err(AnswerError::LockLost(lost)) => Err(GameError::LockLost(lost).into()),
             Err(e @ (AnswerError::Io { .. } | AnswerError::NotThisBoard(_))) => {

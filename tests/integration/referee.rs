@@ -597,7 +597,12 @@ fn a_sandboxed_bot_waits_at_no_cost_with_or_without_a_pipe() {
         let mut bot = Instance::new(spec, s.path(), 1).unwrap();
         bot.prepare(tracing::Span::none()).unwrap();
         let far = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let ready = bot.exchange("NEW g1 black other 4 1000", far).unwrap();
+        let ready = bot
+            .exchange(
+                &tournament::protocol::Request::decode("NEW g1 black other 4 1000").unwrap(),
+                far,
+            )
+            .unwrap();
         assert_eq!(ready, "READY");
         // The wardens (the process the referee started, and the first
         // process of the bot's namespace) and the bot all sleep while no

@@ -86,12 +86,12 @@ fn process_cpu(pid: u32) -> Option<Duration> {
 }
 
 /// The TURN the bench sends: black to move from the start position.
-pub fn turn_text() -> String {
-    Request::turn(&Position::start(8), None, 5000).encode()
+pub fn turn_request() -> Request {
+    Request::turn(&Position::start(8), None, 5000)
 }
 
 /// The NEW of bench game `game`: black, 8×8, against `bench`.
-pub fn new_text(game: &str) -> String {
+pub fn new_request(game: &str) -> Request {
     Request::New {
         game: game.to_string(),
         color: Color::Black,
@@ -99,7 +99,6 @@ pub fn new_text(game: &str) -> String {
         size: 8,
         move_ms: 5000,
     }
-    .encode()
 }
 
 /// `moves` timed TURN → answer exchanges with a built-in random bot whose
@@ -118,7 +117,7 @@ pub fn handoff(root: &Path, moves: usize, pipe: bool) -> anyhow::Result<Handoff>
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let far = || Instant::now() + Duration::from_secs(10);
     let ready = bot
-        .exchange(&new_text("bench-1"), far())
+        .exchange(&new_request("bench-1"), far())
         .map_err(|e| anyhow::anyhow!("the built-in bot did not start: {e}"))?;
     if Reply::decode(&ready, 8) != Ok(Reply::Ready) {
         bail!("the built-in bot answered {ready:?} to NEW");
@@ -134,7 +133,7 @@ pub fn handoff(root: &Path, moves: usize, pipe: bool) -> anyhow::Result<Handoff>
             bot.transport()
         );
     }
-    let turn = turn_text();
+    let turn = turn_request();
     let pid = bot.pid().context("the bot has no process")?;
     let mut samples = Vec::with_capacity(moves);
     let mut sends = Vec::with_capacity(moves);
@@ -171,7 +170,7 @@ pub fn handoff(root: &Path, moves: usize, pipe: bool) -> anyhow::Result<Handoff>
         (Some(a), Some(b)) => (b - a + context_switches() - own_switches0) as f64 / moves as f64,
         _ => f64::NAN,
     };
-    let _ = bot.exchange(&Request::end(2, 2, "normal").encode(), far());
+    let _ = bot.exchange(&Request::end(2, 2, "normal"), far());
     drop(bot);
     let per_move = |d: Duration| d.as_secs_f64() * 1e6 / moves as f64;
     Ok(Handoff {
@@ -193,7 +192,7 @@ pub fn pipe_round_trip(n: usize, same_core: bool) -> anyhow::Result<Latency> {
     if same_core && pin.is_none() {
         bail!("cannot pin to one core here");
     }
-    let msg = Message::new(REFEREE, "random.1", 12, &turn_text())
+    let msg = Message::new(REFEREE, "random.1", 12, &turn_request().encode())
         .encode()
         .into_bytes();
     let mut cmd = Command::new("cat");

@@ -649,9 +649,9 @@ fn idle_once(root: &Path, python: &Path, scripts: &Path, moves: usize) -> anyhow
     bot.prepare(tracing::Span::none())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let deadline = || Instant::now() + Duration::from_secs(10);
-    bot.exchange(&handoff::new_text("bench-idle"), deadline())
+    bot.exchange(&handoff::new_request("bench-idle"), deadline())
         .map_err(|e| anyhow::anyhow!("the slow bot did not start: {e}"))?;
-    let turn = handoff::turn_text();
+    let turn = handoff::turn_request();
     let cpu = sys::cpu_time();
     let clock = Instant::now();
     for _ in 0..moves {

@@ -183,7 +183,7 @@ fn median_start(root: &Path, python: &Path, scripts: &Path, layers: Layers) -> a
         bot.prepare(tracing::Span::none())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         bot.exchange(
-            &super::handoff::new_text("bench-start"),
+            &super::handoff::new_request("bench-start"),
             Instant::now() + Duration::from_secs(10),
         )
         .map_err(|e| anyhow::anyhow!("the bot did not start: {e}"))?;
