@@ -4,6 +4,9 @@
 //! `--board` and no file that board and `./results`; with neither it plays
 //! on a board folder of its own in the system's temporary folder, removed
 //! afterwards, and keeps no results.
+//!
+//! Takes the board, numbers the instances and writes the game's GGF file
+//! as `run` does (`schedule::venue`); must not keep another copy of those.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -1,5 +1,12 @@
 //! `tournament run`: the whole tournament of a tournament.toml, resumable,
 //! with live progress and the crosstable at the end.
+//!
+//! Owns the command: the configuration and its share, the board and
+//! results locks, recording each game, what is printed and the exit code.
+//! Must not decide what a format decides: which games come next, how many
+//! in all, when a rule stops the tournament are the format's scheduler's
+//! (`schedule::Scheduler`, driven here); the board's lock, the instances'
+//! numbers and the GGF copies are `schedule::venue`'s, shared with `play`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,13 +17,13 @@ use crate::cli::RunArgs;
 use crate::config::{self, Config, Format};
 use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
-use crate::mailbox::LockOptions;
+use crate::mailbox::{BoardLock, LockOptions};
 use crate::player::{become_subreaper, PlayerSpec};
 use crate::record::GameRecord;
 use crate::referee::{BrowserSeat, Desk, GameSpec, PersonSeat, SideTime};
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
 use crate::results::{check_schedule, ResultStore, StoredSchedule};
-use crate::schedule::{self, run_games, Next, PoolSetup, ScheduledGame};
+use crate::schedule::{self, run_games, Next, PoolSetup, ScheduledGame, Scheduler};
 
 use super::crosstable::{parse_format, render_results};
 
@@ -421,9 +428,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Box::new(LiveFiles::new(&config.results)),
         Box::new(Shared(Arc::clone(&progress))) as Box<dyn EventSink>,
     ]);
-    let mut count = done.len();
-    let mut records = done;
-    if let Some(note) = scheduler.begin(&records)? {
+    if let Some(note) = scheduler.begin(&done)? {
         progress.set_note(note);
     }
     let setup = PoolSetup {
@@ -438,75 +443,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let openings = schedule::openings(&config);
     announce_openings(&config, &openings);
-    let mut unrecorded = 0;
-    let mut left = 0;
-    let mut outcome = Ok(());
+    let mut recording = Recording {
+        config: &config,
+        lock: &lock,
+        store: &mut store,
+        progress: &progress,
+        scheduler: scheduler.as_ref(),
+        count: done.len(),
+        records: done,
+        total,
+        unrecorded: 0,
+    };
     let watching = AtomicBool::new(true);
-    std::thread::scope(|scope| -> Result<(), HarnessError> {
+    let outcome = std::thread::scope(|scope| {
         let _watch_ends = WatchEnds(&watching);
         if scheduler.watches() {
             scope.spawn(|| scheduler.watch(&watching));
         }
-        loop {
-            let (pending, swiss_round) = match scheduler.next(&records)? {
-                Next::Play { games, swiss_round } => (games, swiss_round),
-                Next::Done => break,
-                Next::Stopped => {
-                    // Stopped while waiting for the other shares.
-                    left += total.saturating_sub(count);
-                    break;
-                }
-            };
-            let result = run_games(pending, &setup, &mut |mut record| {
-                // A referee that lost the board records nothing more: the new
-                // holder plays this game again.
-                lock.ensure_held().map_err(HarnessError::LockLost)?;
-                if swiss_round.is_some() {
-                    record.swiss_round = swiss_round;
-                }
-                if killed_by_the_stop(&record) {
-                    tracing::warn!(
-                        "{}: not recorded: a bot was killed by the signal that stops this run (a \
-                         scheduler signals every process of a job); it is played again on resume",
-                        record.id
-                    );
-                    unrecorded += 1;
-                    return Ok(());
-                }
-                let writing = crate::interrupt::recording();
-                store.append(&record)?;
-                drop(writing);
-                let times = person_times(&config, &record);
-                schedule::venue::write_ggf(&config.results, &record, times.as_ref());
-                count += 1;
-                records.push(record);
-                let record = records.last().expect("just pushed");
-                let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
-                if let Some(note) = scheduler.recorded(&records)? {
-                    line.push_str(&format!(" · {note}"));
-                    progress.set_note(note);
-                }
-                tracing::info!("{line}");
-                Ok(())
-            });
-            match result {
-                Ok(n) => left += n + std::mem::take(&mut unrecorded),
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
-                }
-            }
-            if left > 0 {
-                break;
-            }
-        }
-        Ok(())
+        recording.play_through(&setup)
     })?;
     progress.finish();
     crate::logging::set_progress_bar(None);
     // The bots are gone: their leftovers (spare files) go too.
     crate::mailbox::sweep_temp_files(lock.access());
-    outcome?;
+    let left = outcome?;
     drop(lock);
     if let Some(server) = live_page {
         // The viewers keep the final standings on screen.
@@ -534,6 +494,90 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         return Ok(exit::INTERRUPTED);
     }
     Ok(exit::OK)
+}
+
+/// What a run has recorded, and the recording of each game it plays.
+struct Recording<'a> {
+    config: &'a Config,
+    lock: &'a BoardLock,
+    store: &'a mut ResultStore,
+    progress: &'a Progress,
+    scheduler: &'a dyn Scheduler,
+    /// The run's records: those found at its start, then each recorded.
+    records: Vec<GameRecord>,
+    count: usize,
+    total: usize,
+    /// Games of the batch being played that were finished but not recorded.
+    unrecorded: usize,
+}
+
+impl Recording<'_> {
+    /// Plays the scheduler's games, batch after batch, until it is done,
+    /// a batch leaves games (the run was stopped) or a game fails.
+    /// `Ok(Ok(left))`: the games left; `Ok(Err(_))`: a game's failure (the
+    /// caller cleans up, then fails); `Err(_)`: the format could not say
+    /// what comes next.
+    fn play_through(
+        &mut self,
+        setup: &PoolSetup<'_>,
+    ) -> Result<Result<usize, HarnessError>, HarnessError> {
+        let mut left = 0;
+        loop {
+            let (pending, swiss_round) = match self.scheduler.next(&self.records)? {
+                Next::Play { games, swiss_round } => (games, swiss_round),
+                Next::Done => return Ok(Ok(left)),
+                // Stopped while waiting for the other shares.
+                Next::Stopped => return Ok(Ok(left + self.total.saturating_sub(self.count))),
+            };
+            match run_games(pending, setup, &mut |r| self.record(r, swiss_round)) {
+                Ok(n) => left += n + std::mem::take(&mut self.unrecorded),
+                Err(e) => return Ok(Err(e)),
+            }
+            if left > 0 {
+                return Ok(Ok(left));
+            }
+        }
+    }
+
+    /// Records one finished game of Swiss round `swiss_round` (if any),
+    /// unless a bot lost it to the signal that stops the run.
+    fn record(
+        &mut self,
+        mut record: GameRecord,
+        swiss_round: Option<u32>,
+    ) -> Result<(), HarnessError> {
+        // A referee that lost the board records nothing more: the new
+        // holder plays this game again.
+        self.lock.ensure_held().map_err(HarnessError::LockLost)?;
+        if swiss_round.is_some() {
+            record.swiss_round = swiss_round;
+        }
+        if killed_by_the_stop(&record) {
+            tracing::warn!(
+                "{}: not recorded: a bot was killed by the signal that stops this run (a \
+                 scheduler signals every process of a job); it is played again on resume",
+                record.id
+            );
+            self.unrecorded += 1;
+            return Ok(());
+        }
+        let writing = crate::interrupt::recording();
+        self.store.append(&record)?;
+        drop(writing);
+        let times = person_times(self.config, &record);
+        schedule::venue::write_ggf(&self.config.results, &record, times.as_ref());
+        self.count += 1;
+        self.records.push(record);
+        let record = self.records.last().expect("just pushed");
+        let (count, total) = (self.count, self.total);
+        let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
+        if let Some(note) = self.scheduler.recorded(&self.records)? {
+            line.push_str(&format!(" · {note}"));
+            self.progress.set_note(note);
+        }
+        tracing::info!("{line}");
+        Ok(())
+    }
 }
 
 /// Ends the scheduler's watch ([`crate::schedule::Scheduler::watch`])
