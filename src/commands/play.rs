@@ -4,6 +4,9 @@
 //! `--board` and no file that board and `./results`; with neither it plays
 //! on a board folder of its own in the system's temporary folder, removed
 //! afterwards, and keeps no results.
+//!
+//! Takes the board, numbers the instances and writes the game's GGF file
+//! as `run` does (`schedule::venue`); must not keep another copy of those.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,13 +14,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::cli::PlayArgs;
 use crate::error::{exit, HarnessError};
 use crate::event::{EventSink, Fanout};
-use crate::mailbox::{BoardLock, LockOptions, DEFAULT_STALE};
+use crate::mailbox::{BoardLock, DEFAULT_STALE};
 use crate::player::{become_subreaper, Instance};
 use crate::referee::person::PERSON_MOVE_MS;
 use crate::referee::{
     play_seats_timed, GameClock, GameSpec, MailboxSeat, PersonSeat, Rules, Seat, TimeControl,
 };
 use crate::report::{ConsoleReporter, LogReporter};
+use crate::schedule::venue::Numbering;
 
 use super::players::{optional_config, resolve};
 
@@ -101,16 +105,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
 
     become_subreaper();
     crate::interrupt::stop_at_once();
-    let lock = BoardLock::acquire(
-        &board,
-        &LockOptions {
-            stale,
-            flock: true,
-            command: "tournament play".into(),
-            stale_holders: Vec::new(),
-        },
-    )
-    .map_err(HarnessError::from)?;
+    let lock = crate::schedule::venue::take_board(&board, stale, "tournament play".into())?;
     crate::mailbox::sweep_temp_files(lock.access());
     crate::logging::set_game_log_dir(results.as_ref().map(|r| r.join("logs")));
 
@@ -121,18 +116,11 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
             .map_or(0, |d| d.as_secs()),
         std::process::id()
     );
-    let same = black.name == white.name;
-    // After taking the board over from a referee that may still run, stay
-    // out of the mailboxes its bots may still answer in.
-    let first = |name: &str| {
-        if lock.took_over_live() {
-            crate::schedule::last_instance_on(lock.board(), name) + 1
-        } else {
-            1
-        }
-    };
-    let kb = first(&black.name);
-    let kw = if same { kb + 1 } else { first(&white.name) };
+    // As a run numbers them: after taking the board over from a referee
+    // that may still run, out of the mailboxes its bots may still answer in.
+    let mut numbering = Numbering::on(&lock);
+    let kb = numbering.next(lock.board(), &black.name);
+    let kw = numbering.next(lock.board(), &white.name);
     let person_time = PersonTime {
         move_ms: args.human_ms.unwrap_or(PERSON_MOVE_MS),
         clock: args.human_clock_ms.map(|base_ms| GameClock {
@@ -183,9 +171,7 @@ pub fn run(args: &PlayArgs) -> anyhow::Result<i32> {
         // The time controls of a game with a person (the record does not
         // hold them); a game of bots keeps the file `export` writes.
         let times = people.iter().any(Option::is_some).then_some(&times);
-        if let Err(e) = crate::report::ggf::write_game_file_timed(results, &record, times) {
-            tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
-        }
+        crate::schedule::venue::write_ggf(results, &record, times);
     }
     if args.json {
         println!("{}", serde_json::to_string(&record)?);

@@ -1,5 +1,12 @@
 //! `tournament run`: the whole tournament of a tournament.toml, resumable,
 //! with live progress and the crosstable at the end.
+//!
+//! Owns the command: the configuration and its share, the board and
+//! results locks, recording each game, what is printed and the exit code.
+//! Must not decide what a format decides: which games come next, how many
+//! in all, when a rule stops the tournament are the format's scheduler's
+//! (`schedule::Scheduler`, driven here); the board's lock, the instances'
+//! numbers and the GGF copies are `schedule::venue`'s, shared with `play`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,8 +23,7 @@ use crate::record::GameRecord;
 use crate::referee::{BrowserSeat, Desk, GameSpec, PersonSeat, SideTime};
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
 use crate::results::{check_schedule, ResultStore, StoredSchedule};
-use crate::schedule::sprt_stop::SprtStop;
-use crate::schedule::{self, run_games, PoolSetup, ScheduledGame};
+use crate::schedule::{self, run_games, Next, PoolSetup, ScheduledGame, Scheduler};
 
 use super::crosstable::{parse_format, render_results};
 
@@ -296,13 +302,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     announce_sandbox(&config);
     let at_once = config.players.len() * (config.concurrency as usize).min(config.players.len());
     crate::player::fit_process_limits(&mut config.players, at_once);
-    let swiss = config.format == Format::Swiss;
     let names: Vec<String> = config.players.iter().map(|p| p.name.clone()).collect();
     let stored = StoredSchedule {
         tournament: config.name.clone(),
         size: config.size,
         games: schedule::build(&config),
-        swiss_rounds: swiss.then_some(config.rounds),
+        swiss_rounds: (config.format == Format::Swiss).then_some(config.rounds),
         sprt: config.sprt,
         shard: None,
     };
@@ -318,16 +323,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     };
     become_subreaper();
     crate::interrupt::finish_then_stop();
-    let lock = BoardLock::acquire(
+    let lock = schedule::venue::take_board(
         &config.board,
-        &LockOptions {
-            stale: Duration::from_millis(config.stale_lock_ms),
-            flock: true,
-            command: format!("tournament run ({})", config.name),
-            stale_holders: Vec::new(),
-        },
-    )
-    .map_err(HarnessError::from)?;
+        Duration::from_millis(config.stale_lock_ms),
+        format!("tournament run ({})", config.name),
+    )?;
     crate::results::create_folder(&config.results)?;
     let results_lock = crate::results::lock(
         &config.results,
@@ -347,6 +347,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let to_play = check_schedule(&config.results, &stored)?;
     let games = to_play.games.clone();
     let (mut store, done) = ResultStore::open(&config.results, &to_play)?;
+    let scheduler = schedule::scheduler::for_run(
+        &config,
+        games.clone(),
+        chosen.as_ref().map(|c| c.share),
+        &whole_results,
+        crate::interrupt::stop_requested(),
+    );
     let (person_seat, desks) = seat_person(person.as_ref(), args.serve.is_some())?;
     let live_page = match args.serve {
         Some(addr) => {
@@ -365,13 +372,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     if let Err(e) = statement.record(&config.results) {
         tracing::warn!("cannot write {}: {e}", crate::sandbox::STATEMENT_FILE);
     }
-    let stray = done.iter().find(|r| {
-        if swiss {
-            !r.swiss_round.is_some_and(|n| n >= 1 && n <= config.rounds)
-        } else {
-            !games.iter().any(|g| g.id == r.id)
-        }
-    });
+    let stray = done.iter().find(|r| !scheduler.holds(r));
     if let Some(stray) = stray {
         return Err(HarnessError::ScheduleChanged(format!(
             "{} holds game {} which is not in this schedule",
@@ -385,18 +386,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     // played again from the start. Only a referee's own live files go.
     crate::report::live::remove_stale(&config.results, games.iter().map(|g| g.id.as_str()));
     crate::logging::set_game_log_dir(Some(config.results.join("logs")));
-    // A Swiss round plays ⌊n/2⌋ pairings of two games; a share plays its
-    // part of each round (as many games as of the first, which its
-    // schedule lists).
-    let total = if swiss {
-        let per_round = match &chosen {
-            Some(_) => games.len(),
-            None => schedule::swiss_shares::games_per_round(names.len()),
-        };
-        config.rounds as usize * per_round
-    } else {
-        games.len()
-    };
+    let total = scheduler.total();
     tracing::info!(
         "{}: {} players, {} games ({} already played), {} at a time, board {}",
         config.name,
@@ -438,23 +428,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Box::new(LiveFiles::new(&config.results)),
         Box::new(Shared(Arc::clone(&progress))) as Box<dyn EventSink>,
     ]);
-    let mut count = done.len();
-    let mut records = done;
-    // The SPRT's verdict stands where the test crossed its bound, with the
-    // number of games then: games still running at that moment finish and
-    // are recorded, but a sequential test is decided where it crosses (a
-    // late game can pull the LLR back inside the bounds). A share looks
-    // at every share's records and takes the verdict kept first.
-    let sprt = config
-        .sprt
-        .map(|test| SprtStop::new(test, &names[0], &names[1], &whole_results));
-    if let Some(stop) = &sprt {
-        if chosen.is_some() {
-            stop.read_shares(&records)?;
-        } else if !stop.adopt_kept()? {
-            stop.observe(&records)?;
-        }
-        progress.set_note(stop.note());
+    if let Some(note) = scheduler.begin(&done)? {
+        progress.set_note(note);
     }
     let setup = PoolSetup {
         lock: &lock,
@@ -463,118 +438,35 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         game_spec: &game_spec,
         sink: &sink,
         stop: crate::interrupt::stop_requested(),
-        decided: sprt.as_ref().map(SprtStop::decided),
+        decided: scheduler.decided(),
         person: person_seat.as_deref(),
     };
     let openings = schedule::openings(&config);
     announce_openings(&config, &openings);
-    let mut unrecorded = 0;
-    let mut left = 0;
-    let mut outcome = Ok(());
+    let mut recording = Recording {
+        config: &config,
+        lock: &lock,
+        store: &mut store,
+        progress: &progress,
+        scheduler: scheduler.as_ref(),
+        count: done.len(),
+        records: done,
+        total,
+        unrecorded: 0,
+    };
     let watching = AtomicBool::new(true);
-    std::thread::scope(|scope| -> Result<(), HarnessError> {
+    let outcome = std::thread::scope(|scope| {
         let _watch_ends = WatchEnds(&watching);
-        if let (Some(stop), Some(_)) = (&sprt, &chosen) {
-            scope.spawn(|| watch_shares(stop, &watching));
+        if scheduler.watches() {
+            scope.spawn(|| scheduler.watch(&watching));
         }
-        // A share dealt no pairing of a Swiss round plays none of any.
-        let batches = match (swiss, &chosen) {
-            (true, Some(_)) if games.is_empty() => 0,
-            (true, _) => config.rounds,
-            (false, _) => 1,
-        };
-        for round in 1..=batches {
-            let batch = if swiss {
-                let Some(pairing) =
-                    swiss_pairing(&names, &records, round, &chosen, &whole_results)?
-                else {
-                    // Stopped while waiting for the other shares.
-                    left += total.saturating_sub(count);
-                    break;
-                };
-                let opening = &openings[(round as usize - 1) % openings.len()];
-                if let Some(b) = pairing.bye {
-                    tracing::info!("Swiss round {round}: bye for {}", names[b]);
-                }
-                let all = schedule::swiss::round_games(&names, &pairing, round, opening);
-                match &chosen {
-                    Some(c) => c.share.games(&all),
-                    None => all,
-                }
-            } else {
-                games.clone()
-            };
-            let finished: HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
-            let pending: Vec<ScheduledGame> = batch
-                .into_iter()
-                .filter(|g| !finished.contains(g.id.as_str()))
-                .collect();
-            if sprt
-                .as_ref()
-                .is_some_and(|s| s.decided().load(Ordering::SeqCst))
-            {
-                left += pending.len();
-                break;
-            }
-            let result = run_games(pending, &setup, &mut |mut record| {
-                // A referee that lost the board records nothing more: the new
-                // holder plays this game again.
-                lock.ensure_held().map_err(HarnessError::LockLost)?;
-                if swiss {
-                    record.swiss_round = Some(round);
-                }
-                if killed_by_the_stop(&record) {
-                    tracing::warn!(
-                        "{}: not recorded: a bot was killed by the signal that stops this run (a \
-                         scheduler signals every process of a job); it is played again on resume",
-                        record.id
-                    );
-                    unrecorded += 1;
-                    return Ok(());
-                }
-                let writing = crate::interrupt::recording();
-                store.append(&record)?;
-                drop(writing);
-                // games.jsonl is the record; the GGF copy is a convenience that
-                // `export` can always regenerate.
-                let times = person_times(&config, &record);
-                if let Err(e) = crate::report::ggf::write_game_file_timed(
-                    &config.results,
-                    &record,
-                    times.as_ref(),
-                ) {
-                    tracing::warn!("cannot write the GGF file of {}: {e}", record.id);
-                }
-                count += 1;
-                records.push(record);
-                let record = records.last().expect("just pushed");
-                let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
-                if let Some(stop) = &sprt {
-                    let note = stop.observe(&records)?;
-                    line.push_str(&format!(" · {note}"));
-                    progress.set_note(note);
-                }
-                tracing::info!("{line}");
-                Ok(())
-            });
-            match result {
-                Ok(n) => left += n + std::mem::take(&mut unrecorded),
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
-                }
-            }
-            if left > 0 {
-                break;
-            }
-        }
-        Ok(())
+        recording.play_through(&setup)
     })?;
     progress.finish();
     crate::logging::set_progress_bar(None);
     // The bots are gone: their leftovers (spare files) go too.
     crate::mailbox::sweep_temp_files(lock.access());
-    outcome?;
+    let left = outcome?;
     drop(lock);
     if let Some(server) = live_page {
         // The viewers keep the final standings on screen.
@@ -593,13 +485,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         store.path().display(),
         config.results.join("logs").display()
     );
-    if let Some((verdict, status)) = sprt.as_ref().and_then(SprtStop::verdict) {
-        println!(
-            "SPRT: {} accepted after {} games · {}",
-            status.decision.name(),
-            verdict.games,
-            status.progress_note()
-        );
+    if let Some(line) = scheduler.conclusion() {
+        println!("{line}");
         return Ok(exit::OK);
     }
     if left > 0 {
@@ -609,63 +496,97 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-/// The pairing of Swiss round `round`, from the records of the earlier
-/// rounds (all played: a round with games left stops the run's loop). A
-/// share pairs it from every share's records, once every share has
-/// recorded its part of the earlier rounds: it waits for them, saying for
-/// which every 10 s. `None`: the run was stopped while waiting.
-fn swiss_pairing(
-    names: &[String],
-    records: &[GameRecord],
-    round: u32,
-    chosen: &Option<crate::shard::Chosen>,
-    top: &std::path::Path,
-) -> Result<Option<schedule::swiss::RoundPairing>, HarnessError> {
-    match chosen {
-        Some(c) if round > 1 => schedule::swiss_shares::wait_for_round(
-            top,
-            names,
-            c.share.count,
-            round,
-            crate::interrupt::stop_requested(),
-            Duration::from_secs(10),
-            &mut |line| tracing::info!("share {}: {line}", c.share.name()),
-        ),
-        _ => {
-            let played = crate::rating::swiss::rounds(records);
-            schedule::swiss::pair_next(names, &played, round)
-                .map(Some)
-                .map_err(|e| HarnessError::ScheduleChanged(e.to_string()))
+/// What a run has recorded, and the recording of each game it plays.
+struct Recording<'a> {
+    config: &'a Config,
+    lock: &'a BoardLock,
+    store: &'a mut ResultStore,
+    progress: &'a Progress,
+    scheduler: &'a dyn Scheduler,
+    /// The run's records: those found at its start, then each recorded.
+    records: Vec<GameRecord>,
+    count: usize,
+    total: usize,
+    /// Games of the batch being played that were finished but not recorded.
+    unrecorded: usize,
+}
+
+impl Recording<'_> {
+    /// Plays the scheduler's games, batch after batch, until it is done,
+    /// a batch leaves games (the run was stopped) or a game fails.
+    /// `Ok(Ok(left))`: the games left; `Ok(Err(_))`: a game's failure (the
+    /// caller cleans up, then fails); `Err(_)`: the format could not say
+    /// what comes next.
+    fn play_through(
+        &mut self,
+        setup: &PoolSetup<'_>,
+    ) -> Result<Result<usize, HarnessError>, HarnessError> {
+        let mut left = 0;
+        loop {
+            let (pending, swiss_round) = match self.scheduler.next(&self.records)? {
+                Next::Play { games, swiss_round } => (games, swiss_round),
+                Next::Done => return Ok(Ok(left)),
+                // Stopped while waiting for the other shares.
+                Next::Stopped => return Ok(Ok(left + self.total.saturating_sub(self.count))),
+            };
+            match run_games(pending, setup, &mut |r| self.record(r, swiss_round)) {
+                Ok(n) => left += n + std::mem::take(&mut self.unrecorded),
+                Err(e) => return Ok(Err(e)),
+            }
+            if left > 0 {
+                return Ok(Ok(left));
+            }
         }
+    }
+
+    /// Records one finished game of Swiss round `swiss_round` (if any),
+    /// unless a bot lost it to the signal that stops the run.
+    fn record(
+        &mut self,
+        mut record: GameRecord,
+        swiss_round: Option<u32>,
+    ) -> Result<(), HarnessError> {
+        // A referee that lost the board records nothing more: the new
+        // holder plays this game again.
+        self.lock.ensure_held().map_err(HarnessError::LockLost)?;
+        if swiss_round.is_some() {
+            record.swiss_round = swiss_round;
+        }
+        if killed_by_the_stop(&record) {
+            tracing::warn!(
+                "{}: not recorded: a bot was killed by the signal that stops this run (a \
+                 scheduler signals every process of a job); it is played again on resume",
+                record.id
+            );
+            self.unrecorded += 1;
+            return Ok(());
+        }
+        let writing = crate::interrupt::recording();
+        self.store.append(&record)?;
+        drop(writing);
+        let times = person_times(self.config, &record);
+        schedule::venue::write_ggf(&self.config.results, &record, times.as_ref());
+        self.count += 1;
+        self.records.push(record);
+        let record = self.records.last().expect("just pushed");
+        let (count, total) = (self.count, self.total);
+        let mut line = format!("[{count}/{total}] {} · {}", result_line(record), record.id);
+        if let Some(note) = self.scheduler.recorded(&self.records)? {
+            line.push_str(&format!(" · {note}"));
+            self.progress.set_note(note);
+        }
+        tracing::info!("{line}");
+        Ok(())
     }
 }
 
-/// Ends [`watch_shares`] however the games end.
+/// Ends the scheduler's watch ([`crate::schedule::Scheduler::watch`])
+/// however the games end.
 struct WatchEnds<'a>(&'a AtomicBool);
 
 impl Drop for WatchEnds<'_> {
     fn drop(&mut self) {
         self.0.store(false, Ordering::SeqCst);
-    }
-}
-
-/// While a share plays, reads every share's records now and then, so that
-/// the SPRT stops this share when the pairs of all shares decide it: every
-/// quarter second, or, when reading takes long (many games), with four
-/// times the reading's time between reads.
-fn watch_shares(stop: &SprtStop, watching: &AtomicBool) {
-    const STEP: Duration = Duration::from_millis(50);
-    while watching.load(Ordering::SeqCst) && !stop.decided().load(Ordering::SeqCst) {
-        let reading = std::time::Instant::now();
-        if let Err(e) = stop.read_shares(&[]) {
-            tracing::warn!("the SPRT over every share: {e}");
-        }
-        let pause = (reading.elapsed() * 4).max(Duration::from_millis(250));
-        let mut waited = Duration::ZERO;
-        while waited < pause && watching.load(Ordering::SeqCst) {
-            std::thread::sleep(STEP);
-            waited += STEP;
-        }
     }
 }
 

@@ -2,13 +2,13 @@
 //! crossbeam channel, each game with its own player instances.
 //!
 //! Owns: which game starts next (a bot started by hand, or the person at
-//! the terminal, plays one game at a time), the instances of each player (`name.1`, `name.2`, … created as
-//! concurrency needs them and reused from game to game), and ending every
-//! instance when the run is over. Writes no results: finished records go
+//! the terminal, plays one game at a time), the instances of each player
+//! (created as concurrency needs them, numbered by `schedule::venue`, and
+//! reused from game to game), and ending every instance when the run is
+//! over. Writes no results: finished records go
 //! to the caller.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -21,6 +21,7 @@ use crate::player::{Instance, PlayerSpec, GRACE};
 use crate::record::GameRecord;
 use crate::referee::{play_seats, GameError, GameSpec, MailboxSeat, Seat};
 
+use super::venue::Numbering;
 use super::ScheduledGame;
 
 /// Everything a run needs besides the games.
@@ -56,15 +57,10 @@ struct Done {
     result: Result<GameRecord, HarnessError>,
 }
 
-/// Free instances per player, and the number of each one's last instance.
-#[derive(Default)]
+/// Free instances per player, and the numbers of the ones to make.
 struct Instances {
     free: HashMap<String, Vec<Instance>>,
-    made: HashMap<String, u32>,
-    /// Number instances above every mailbox already on the board: set when
-    /// the board was taken over from a referee that may still run, whose
-    /// bots may still answer in `<name>.1`, `<name>.2`, …
-    above_existing: bool,
+    numbering: Numbering,
 }
 
 impl Instances {
@@ -73,20 +69,12 @@ impl Instances {
         if let Some(i) = self.free.get_mut(&spec.name).and_then(Vec::pop) {
             return Ok(i);
         }
-        let above = self.above_existing;
-        let k = self.made.entry(spec.name.clone()).or_insert_with(|| {
-            if above {
-                last_instance_on(board, &spec.name)
-            } else {
-                0
-            }
-        });
         // A spawned instance whose mailbox name someone took (a symlink,
         // a file) moves on to the next number; that name is left alone.
         // A waiting player has only its one mailbox.
         for _ in 0..16 {
-            *k += 1;
-            match Instance::on(Arc::clone(spec), lock.access(), *k) {
+            let k = self.numbering.next(board, &spec.name);
+            match Instance::on(Arc::clone(spec), lock.access(), k) {
                 Err(MailboxError::Symlink(p)) if !spec.is_waiting() => {
                     tracing::warn!(
                         "{} is a symlink: left alone, the next mailbox used",
@@ -137,24 +125,6 @@ fn stop_now(slot: &std::sync::Mutex<Option<Instance>>) {
     }
 }
 
-/// The highest `k` of the `<name>.<k>` mailbox folders on the board (0 if none).
-pub fn last_instance_on(board: &Path, name: &str) -> u32 {
-    let prefix = format!("{name}.");
-    std::fs::read_dir(board.join(crate::mailbox::PLAYERS_DIR))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()?
-                .strip_prefix(&prefix)?
-                .parse::<u32>()
-                .ok()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
 fn worker(jobs: Receiver<Job>, done: Sender<Done>, setup: &PoolSetup<'_>) {
     for mut job in jobs {
         let spec = (setup.game_spec)(&job.game);
@@ -201,10 +171,10 @@ pub fn run_games(
 ) -> Result<usize, HarnessError> {
     let mut pending: VecDeque<ScheduledGame> = games.into();
     let mut instances = Instances {
-        above_existing: setup.lock.took_over_live(),
-        ..Instances::default()
+        free: HashMap::new(),
+        numbering: Numbering::on(setup.lock),
     };
-    if instances.above_existing {
+    if instances.numbering.above_existing() {
         tracing::info!(
             "the board's previous referee may still be running: its bots' mailboxes are left \
              alone and new ones are used"
@@ -324,22 +294,4 @@ pub fn run_games(
             None => Ok(pending.len()),
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_last_instance_is_the_highest_of_that_players_folders() {
-        let board = tempfile::tempdir().unwrap();
-        let players = board.path().join(crate::mailbox::PLAYERS_DIR);
-        for dir in ["a.1", "a.3", "ab.7", "a.x", "a", "b.2"] {
-            std::fs::create_dir_all(players.join(dir)).unwrap();
-        }
-        for (name, last) in [("a", 3), ("ab", 7), ("b", 2), ("c", 0)] {
-            assert_eq!(last_instance_on(board.path(), name), last, "{name}");
-        }
-        assert_eq!(last_instance_on(&board.path().join("nowhere"), "a"), 0);
-    }
 }
