@@ -27,6 +27,7 @@ pub mod report;
 pub mod results;
 pub mod sandbox;
 pub mod schedule;
+pub mod scheduler;
 pub mod serve;
 pub mod shard;
 pub mod time_control;

@@ -23,7 +23,8 @@ use crate::record::GameRecord;
 use crate::referee::{BrowserSeat, Desk, GameSpec, PersonSeat, SideTime};
 use crate::report::{result_line, LiveFiles, LogReporter, Progress};
 use crate::results::{check_schedule, ResultStore, StoredSchedule};
-use crate::schedule::{self, run_games, Next, PoolSetup, ScheduledGame, Scheduler};
+use crate::schedule::{self, run_games, PoolSetup, ScheduledGame};
+use crate::scheduler::{self, Next, Scheduler};
 
 use super::crosstable::{parse_format, render_results};
 
@@ -347,7 +348,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let to_play = check_schedule(&config.results, &stored)?;
     let games = to_play.games.clone();
     let (mut store, done) = ResultStore::open(&config.results, &to_play)?;
-    let scheduler = schedule::scheduler::for_run(
+    let scheduler = scheduler::for_run(
         &config,
         games.clone(),
         chosen.as_ref().map(|c| c.share),
@@ -580,7 +581,7 @@ impl Recording<'_> {
     }
 }
 
-/// Ends the scheduler's watch ([`crate::schedule::Scheduler::watch`])
+/// Ends the scheduler's watch ([`crate::scheduler::Scheduler::watch`])
 /// however the games end.
 struct WatchEnds<'a>(&'a AtomicBool);
 

@@ -1,8 +1,8 @@
 //! The tournament's schedule and its execution: pairings and openings
-//! (pure), a scheduler per format (`scheduler`: which games next, given
-//! the records so far), where games are played and kept (`venue`: the
-//! board's lock, the instances' numbers, the GGF copies), and the worker
-//! pool that plays them.
+//! (pure), where games are played and kept (`venue`: the board's lock,
+//! the instances' numbers, the GGF copies), and the worker pool that
+//! plays them. Which games come next in each format, given the records so
+//! far, is the `scheduler` module's, above this one and `results`.
 //!
 //! Owns the order of games and their concurrency; the results store and
 //! resume decisions live in `results`, the games themselves in `referee`.
@@ -10,18 +10,13 @@
 mod matching;
 mod pairings;
 mod pool;
-pub mod scheduler;
-pub mod sprt_stop;
 pub mod swiss;
-pub mod swiss_rounds;
-pub mod swiss_shares;
 pub mod venue;
 
 pub use pairings::{
     gauntlet, random_openings, round_robin, schedule, with_added_players, ScheduledGame,
 };
 pub use pool::{run_games, PoolSetup};
-pub use scheduler::{Next, Scheduler};
 
 use crate::config::{Config, Format, OpeningSource};
 

@@ -1,11 +1,11 @@
 //! The Swiss format's scheduler: round after round, each paired from the
 //! records of the rounds before (`schedule::swiss`), a share's part of it
 //! dealt as any schedule (`shard::Share::games`) once every share has
-//! recorded the rounds before (`schedule::swiss_shares`).
+//! recorded the rounds before (`scheduler::swiss_shares`).
 //!
 //! Owns which round comes next and its games for this run. Must not play
 //! games; the pairing rule is `schedule::swiss`'s, the waiting for shares
-//! `schedule::swiss_shares`'.
+//! `scheduler::swiss_shares`'.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -15,9 +15,9 @@ use crate::error::HarnessError;
 use crate::record::GameRecord;
 use crate::shard::Share;
 
-use super::scheduler::{unplayed, Next, Scheduler};
-use super::swiss::{pair_next, round_games, RoundPairing};
-use super::ScheduledGame;
+use super::{unplayed, Next, Scheduler};
+use crate::schedule::swiss::{pair_next, round_games, RoundPairing};
+use crate::schedule::ScheduledGame;
 
 /// The rounds of a Swiss of `names`, for a whole run or one share.
 pub struct SwissRounds {

@@ -22,7 +22,7 @@ use crate::rating::swiss::Round;
 use crate::record::GameRecord;
 use crate::shard::Share;
 
-use super::swiss::{pair_next, round_games, RoundPairing, Unpairable};
+use crate::schedule::swiss::{pair_next, round_games, RoundPairing, Unpairable};
 
 /// Whether round `round` can be paired from `records` (every share's).
 #[derive(Clone, Debug, PartialEq, Eq)]

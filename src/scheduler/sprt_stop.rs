@@ -21,7 +21,7 @@ use crate::rating::sprt::{Decision, Sprt, Verdict};
 use crate::rating::SprtStatus;
 use crate::record::GameRecord;
 
-use super::scheduler::{FixedList, Next, Scheduler};
+use super::{FixedList, Next, Scheduler};
 
 /// The stop rule of one run of an SPRT between `first` and `second`.
 pub struct SprtStop {

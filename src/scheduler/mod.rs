@@ -4,8 +4,8 @@
 //!
 //! Owns the trait ([`Scheduler`]), the fixed list of a round robin or a
 //! gauntlet ([`FixedList`]), and which scheduler a tournament definition
-//! gets ([`for_run`]); Swiss rounds are `schedule::swiss_rounds`', the SPRT
-//! stop rule `schedule::sprt_stop`'s. A new format is one scheduler and a
+//! gets ([`for_run`]); Swiss rounds are `scheduler::swiss_rounds`', the SPRT
+//! stop rule `scheduler::sprt_stop`'s. A new format is one scheduler and a
 //! line in [`for_run`]. Must not play games, write records or print
 //! (a scheduler may log what a format decides: a bye, a wait).
 
@@ -18,9 +18,13 @@ use crate::error::HarnessError;
 use crate::record::GameRecord;
 use crate::shard::Share;
 
-use super::sprt_stop::{SprtRun, SprtStop};
-use super::swiss_rounds::SwissRounds;
-use super::ScheduledGame;
+pub mod sprt_stop;
+pub mod swiss_rounds;
+pub mod swiss_shares;
+
+use crate::schedule::ScheduledGame;
+use sprt_stop::{SprtRun, SprtStop};
+use swiss_rounds::SwissRounds;
 
 /// What a format says comes next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,7 +144,7 @@ pub fn for_run(
         return Box::new(SwissRounds::new(
             names,
             config.rounds,
-            super::openings(config),
+            crate::schedule::openings(config),
             &games,
             share,
             top,
@@ -166,7 +170,7 @@ mod tests {
 
     fn listed() -> Vec<ScheduledGame> {
         let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
-        super::super::schedule(&names, &super::super::round_robin(3), 2, &["f5".into()])
+        crate::schedule::schedule(&names, &crate::schedule::round_robin(3), 2, &["f5".into()])
     }
 
     #[test]
