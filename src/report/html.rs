@@ -252,7 +252,7 @@ pub fn crosstable_html_with(out: &mut String, table: &Crosstable, id: &str, layo
             out,
             "<tr><td>{}</td><td class=\"l\">{}</td>",
             s.rank,
-            escape(&s.player)
+            escape(&crate::report::crosstable::shown_name(table, &s.player))
         );
         if swiss {
             for c in swiss_cells(s) {

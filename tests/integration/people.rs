@@ -416,6 +416,29 @@ builtin = "greedy"
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(table.contains("ann (person)"), "{table}");
     assert!(!table.contains("greedy (person)"), "{table}");
+    // And in the JSON crosstable and the HTML report.
+    let json = std::process::Command::new(tournament_bin())
+        .current_dir(s.path())
+        .args(["crosstable", "--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    for row in json["standings"].as_array().unwrap() {
+        let person = row["player"] == "ann";
+        assert_eq!(row.get("person").is_some(), person, "{row}");
+        if person {
+            assert_eq!(row["person"], true, "{row}");
+        }
+    }
+    let report = std::process::Command::new(tournament_bin())
+        .current_dir(s.path())
+        .arg("report")
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+    let html = std::fs::read_to_string(s.join("results/report.html")).unwrap();
+    assert!(html.contains(">ann (person)</td>"), "the report marks ann");
+    assert!(!html.contains("greedy (person)"), "and only ann");
 }
 
 #[test]

@@ -128,6 +128,9 @@ fn swiss(s: &SwissScore) -> Swiss {
 struct Row<'a> {
     rank: usize,
     player: &'a str,
+    /// Present (true) for a player who played as a person.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    person: bool,
     games: u32,
     points: f64,
     wins: u32,
@@ -187,10 +190,11 @@ fn hundredths(x: f64) -> f64 {
     (x * 100.0).round() / 100.0 + 0.0
 }
 
-fn row(s: &Standing) -> Row<'_> {
+fn row<'a>(t: &Crosstable, s: &'a Standing) -> Row<'a> {
     Row {
         rank: s.rank,
         player: &s.player,
+        person: t.people.contains(&s.player),
         games: s.games,
         points: s.points,
         wins: s.wins,
@@ -224,7 +228,7 @@ pub(super) fn render(table: &Crosstable) -> String {
     let t = Table {
         games: table.games,
         ranked_by,
-        standings: table.standings.iter().map(row).collect(),
+        standings: table.standings.iter().map(|s| row(table, s)).collect(),
         matrix: Matrix(table),
         pairings: table.pairings.iter().map(pairing).collect(),
         pentanomial: table.pentanomial,

@@ -96,7 +96,6 @@ impl Layout {
     }
 }
 
-/// Whether the table is of a Swiss event (its rows carry Swiss scores).
 /// A player's name as the tables show it: `ann (person)` for a person.
 pub(crate) fn shown_name(table: &Crosstable, player: &str) -> String {
     if table.people.contains(player) {
@@ -106,6 +105,7 @@ pub(crate) fn shown_name(table: &Crosstable, player: &str) -> String {
     }
 }
 
+/// Whether the table is of a Swiss event (its rows carry Swiss scores).
 pub(crate) fn is_swiss(table: &Crosstable) -> bool {
     table.standings.iter().any(|s| s.swiss.is_some())
 }
