@@ -250,23 +250,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = SprtStop::new(test(), "a", "b", dir.path());
         let second = SprtStop::new(test(), "a", "b", dir.path());
-        let early = Verdict {
-            games: 40,
-            pentanomial: [0, 0, 0, 0, 20],
+        // Every pair won by `a`, crossing at 40 games and again at 44.
+        let won = |pairs: u64| Verdict {
+            games: pairs as usize * 2,
+            pentanomial: [0, 0, 0, 0, pairs],
         };
-        assert_eq!(
-            crate::results::keep_sprt_verdict(dir.path(), &early).unwrap(),
-            early
-        );
-        let later = Verdict {
-            games: 44,
-            pentanomial: [0, 0, 0, 0, 22],
-        };
+        let keep = |v: Verdict| crate::results::keep_sprt_verdict(dir.path(), &v).unwrap();
+        let early = won(20);
+        assert_eq!(keep(early), early);
         // A later crossing elsewhere gets the verdict kept first.
-        assert_eq!(
-            crate::results::keep_sprt_verdict(dir.path(), &later).unwrap(),
-            early
-        );
+        assert_eq!(keep(won(22)), early);
         assert!(!first.decided().load(Ordering::SeqCst));
         assert!(first.adopt_kept().unwrap());
         assert!(first.decided().load(Ordering::SeqCst));

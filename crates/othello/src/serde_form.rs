@@ -22,25 +22,14 @@ impl Serialize for Color {
 
 impl<'de> Deserialize<'de> for Color {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Color, D::Error> {
-        d.deserialize_str(ColorText)
-    }
-}
-
-struct ColorText;
-
-impl Visitor<'_> for ColorText {
-    type Value = Color;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a colour: `black` or `white`")
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Color, E> {
-        match text {
-            "black" => Ok(Color::Black),
-            "white" => Ok(Color::White),
-            _ => Err(E::unknown_variant(text, &["black", "white"])),
-        }
+        d.deserialize_str(FromText {
+            expecting: "a colour: `black` or `white`",
+            read: |text| match text {
+                "black" => Ok(Color::Black),
+                "white" => Ok(Color::White),
+                _ => Err(Some(&["black", "white"])),
+            },
+        })
     }
 }
 
@@ -51,27 +40,41 @@ impl Serialize for Move {
 }
 
 impl<'de> Deserialize<'de> for Move {
+    /// A square or `pass` as `parse_move` reads them (any case, `pa`),
+    /// without surrounding spaces.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Move, D::Error> {
-        d.deserialize_str(MoveText)
+        d.deserialize_str(FromText {
+            expecting: "a move: a square `a1`..`h8` or `pass`",
+            read: |text| {
+                parse_move(text, 8)
+                    .ok()
+                    .filter(|_| text.trim() == text)
+                    .ok_or(None)
+            },
+        })
     }
 }
 
-struct MoveText;
+/// Reads a value from its text with `read`, which refuses a text with the
+/// names it would take (an unknown variant) or without (an invalid value);
+/// `expecting` says what was wanted.
+struct FromText<T> {
+    expecting: &'static str,
+    read: fn(&str) -> Result<T, Option<&'static [&'static str]>>,
+}
 
-impl Visitor<'_> for MoveText {
-    type Value = Move;
+impl<T> Visitor<'_> for FromText<T> {
+    type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a move: a square `a1`..`h8` or `pass`")
+        f.write_str(self.expecting)
     }
 
-    /// A square or `pass` as `parse_move` reads them (any case, `pa`),
-    /// without surrounding spaces.
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Move, E> {
-        parse_move(text, 8)
-            .ok()
-            .filter(|_| text.trim() == text)
-            .ok_or_else(|| E::invalid_value(de::Unexpected::Str(text), &self))
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+        (self.read)(text).map_err(|names| match names {
+            Some(names) => E::unknown_variant(text, names),
+            None => E::invalid_value(de::Unexpected::Str(text), &self),
+        })
     }
 }
 
