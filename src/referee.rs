@@ -17,10 +17,11 @@ pub mod seat;
 
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::engine::Ply;
 use crate::event::{Event, EventSink};
 use crate::game::{board_string, transcript, Color, Move};
 use crate::player::{Instance, GRACE};
-use crate::protocol::Reply;
+use crate::protocol::{Reply, Request};
 use crate::record::{DiscCount, EndReason, Forfeit, GameRecord};
 
 pub use self::core::{
@@ -320,6 +321,18 @@ impl Driver<'_> {
             };
             let seat = &mut *seats[color.index()];
             seat.show_clocks(self.core.clocks());
+            if let Request::Turn { .. } = request {
+                let plies: Vec<Ply> = self
+                    .core
+                    .moves()
+                    .iter()
+                    .map(|m| Ply {
+                        color: m.color,
+                        mv: m.mv,
+                    })
+                    .collect();
+                seat.game_so_far(&plies);
+            }
             let t0 = Instant::now();
             if !deliver(self.core, seat, color, &request)? {
                 return Ok(());

@@ -382,16 +382,20 @@ impl Run<'_> {
         }
     }
 
-    /// Sends TURN for `pos` and judges the answer: a legal move (or pass
-    /// where there is none). Returns the move if it was legal.
+    /// Sends TURN for the position `moves` lead to on `size` (told as moves
+    /// to an engine) and judges the answer: a legal move (or pass where
+    /// there is none). Returns the move if it was legal.
     pub(super) fn expect_move(
         &mut self,
         b: &mut StepBuilder,
-        pos: &Position,
-        last: Option<Move>,
+        size: u8,
+        moves: &[Move],
     ) -> Result<Option<Move>, HarnessError> {
-        let turn = self.turn(pos, last);
+        let (pos, plies) = super::script::game_of(size, moves);
+        let pos = &pos;
+        let turn = self.turn(pos, moves.last().copied());
         let text = turn.encode();
+        self.inst.game_so_far(&plies);
         let a = match self.ask(&turn)? {
             Err(p) => {
                 b.fail(p);

@@ -13,6 +13,7 @@ use std::time::Duration;
 use rand::SeedableRng;
 
 use crate::builtin::Strategy;
+use crate::engine::Ply;
 use crate::error::HarnessError;
 use crate::game::{replay_transcript, Color, Move, Position};
 use crate::mailbox::{IN_FILE, OUT_FILE};
@@ -42,11 +43,27 @@ pub const FOUR: &str = "b1a1";
 pub(super) type StepFn<'a> = fn(&mut Run<'a>) -> Result<(), HarnessError>;
 
 /// The position a transcript leads to from the start of `size`, and its
-/// last move (`none` if empty).
-pub fn scripted(size: u8, transcript: &str) -> (Position, Option<Move>) {
+/// moves (forced passes included).
+pub fn scripted(size: u8, transcript: &str) -> (Position, Vec<Move>) {
     let (moves, pos) =
         replay_transcript(Position::start(size), transcript).expect("scripted transcripts replay");
-    (pos, moves.last().copied())
+    (pos, moves)
+}
+
+/// The position `moves` (forced passes included) lead to from the start
+/// of `size`, and the game's plies: each move with the colour that played
+/// it, as an engine is told them.
+pub fn game_of(size: u8, moves: &[Move]) -> (Position, Vec<Ply>) {
+    let mut pos = Position::start(size);
+    let mut plies = Vec::with_capacity(moves.len());
+    for &mv in moves {
+        plies.push(Ply {
+            color: pos.to_move(),
+            mv,
+        });
+        pos = pos.play(mv).expect("scripted moves are legal").0;
+    }
+    (pos, plies)
 }
 
 impl Run<'_> {
@@ -128,7 +145,7 @@ impl Run<'_> {
 
     pub(super) fn step_start(&mut self) -> Result<(), HarnessError> {
         let mut b = StepBuilder::new("TURN from the 8×8 start → a legal move");
-        self.expect_move(&mut b, &Position::start(8), None)?;
+        self.expect_move(&mut b, 8, &[])?;
         self.finish(b);
         Ok(())
     }
@@ -139,7 +156,7 @@ impl Run<'_> {
             reason: EndReason::NoFlips.to_string(),
         };
         if self.expect_word(&mut b, &illegal, Reply::Ok)? {
-            self.expect_move(&mut b, &Position::start(8), None)?;
+            self.expect_move(&mut b, 8, &[])?;
         }
         self.finish(b);
         Ok(())
@@ -155,29 +172,29 @@ impl Run<'_> {
     }
 
     pub(super) fn step_one_move(&mut self) -> Result<(), HarnessError> {
-        let (pos, last) = scripted(8, ONE_MOVE);
+        let (pos, moves) = scripted(8, ONE_MOVE);
         let only = legal_names(&pos).join("");
         let mut b = StepBuilder::new(format!(
             "TURN with exactly one legal move → that move ({only})"
         ));
-        self.expect_move(&mut b, &pos, last)?;
+        self.expect_move(&mut b, 8, &moves)?;
         self.finish(b);
         Ok(())
     }
 
     pub(super) fn step_after_pass(&mut self) -> Result<(), HarnessError> {
-        let (pos, _) = scripted(8, WHITE_PASSES);
-        let pos = pos.pass_unchecked();
+        let (_, mut moves) = scripted(8, WHITE_PASSES);
+        moves.push(Move::Pass);
         let mut b = StepBuilder::new("TURN whose <last> is pass → a legal move");
-        self.expect_move(&mut b, &pos, Some(Move::Pass))?;
+        self.expect_move(&mut b, 8, &moves)?;
         self.finish(b);
         Ok(())
     }
 
     pub(super) fn step_ask_pass(&mut self) -> Result<(), HarnessError> {
-        let (pos, last) = scripted(8, BLACK_MUST_PASS);
+        let (_, moves) = scripted(8, BLACK_MUST_PASS);
         let mut b = StepBuilder::new("TURN without a legal move (ask-pass) → pass");
-        self.expect_move(&mut b, &pos, last)?;
+        self.expect_move(&mut b, 8, &moves)?;
         self.finish(b);
         Ok(())
     }
@@ -201,8 +218,8 @@ impl Run<'_> {
             if self.inst.starts() > before {
                 b.note("the bot had exited after BYE (allowed) and was started again");
             }
-            let (pos, last) = scripted(6, SIX);
-            if self.expect_move(&mut b, &pos, last)?.is_some() {
+            let (pos, moves) = scripted(6, SIX);
+            if self.expect_move(&mut b, 6, &moves)?.is_some() {
                 self.end_game(&mut b, &pos)?;
             }
         }
@@ -214,8 +231,8 @@ impl Run<'_> {
         let mut b = StepBuilder::new("4×4 as black: NEW → READY, TURN → a legal move, END → BYE");
         let new = self.new_game(3, Color::Black, 4);
         if self.expect_word(&mut b, &new, Reply::Ready)? {
-            let (pos, last) = scripted(4, FOUR);
-            if self.expect_move(&mut b, &pos, last)?.is_some() {
+            let (pos, moves) = scripted(4, FOUR);
+            if self.expect_move(&mut b, 4, &moves)?.is_some() {
                 self.end_game(&mut b, &pos)?;
             }
         }
@@ -232,7 +249,6 @@ impl Run<'_> {
             b.summary.clear();
             let mut rng = rand::rngs::StdRng::seed_from_u64(self.opts.seed);
             let mut pos = Position::start(4);
-            let mut last = None;
             let mut moves = vec![];
             let mut ok = true;
             let (mut late_seen, mut late_more) = (false, 0);
@@ -244,12 +260,11 @@ impl Run<'_> {
                         Move::Pass // the referee passes for a bot without a move
                     };
                     pos = pos.play(mv).expect("the built-in plays legal moves").0;
-                    last = Some(mv);
                     moves.push(mv);
                     continue;
                 }
                 let mut turn = StepBuilder::new("");
-                let answer = self.expect_move(&mut turn, &pos, last)?;
+                let answer = self.expect_move(&mut turn, 4, &moves)?;
                 for p in turn.problems {
                     // Show the first late answer; count the others.
                     if p.expected.starts_with(LATE_EXPECTED) && late_seen {
@@ -262,7 +277,6 @@ impl Run<'_> {
                 match answer {
                     Some(mv) => {
                         pos = pos.play(mv).expect("judged legal").0;
-                        last = Some(mv);
                         moves.push(mv);
                     }
                     None => {
@@ -529,10 +543,11 @@ mod tests {
 
     #[test]
     fn scripted_positions_are_what_their_steps_claim() {
-        let (one, last) = scripted(8, ONE_MOVE);
+        let (one, moves) = scripted(8, ONE_MOVE);
         assert_eq!(one.to_move(), Color::Black);
         assert_eq!(names(&one), ["c8"]);
-        assert_eq!(last.map(move_name).as_deref(), Some("h6"));
+        assert_eq!(moves.last().copied().map(move_name).as_deref(), Some("h6"));
+        assert_eq!(game_of(8, &moves).0, one, "its plies lead to it");
 
         let (before, _) = scripted(8, WHITE_PASSES);
         assert_eq!(before.to_move(), Color::White);
@@ -540,21 +555,29 @@ mod tests {
         let after = before.pass_unchecked();
         assert!(after.legal_moves() != 0);
 
-        let (stuck, last) = scripted(8, BLACK_MUST_PASS);
+        let (stuck, moves) = scripted(8, BLACK_MUST_PASS);
         assert_eq!(stuck.to_move(), Color::Black);
         assert!(stuck.must_pass(), "black has no move, the game goes on");
-        assert_eq!(last.map(move_name).as_deref(), Some("f8"));
+        assert_eq!(moves.last().copied().map(move_name).as_deref(), Some("f8"));
 
-        let (six, last) = scripted(6, SIX);
+        let (six, moves) = scripted(6, SIX);
         assert_eq!(
-            (six.size(), six.to_move(), last.map(move_name).as_deref()),
+            (
+                six.size(),
+                six.to_move(),
+                moves.last().copied().map(move_name).as_deref()
+            ),
             (6, Color::White, Some("b6"))
         );
         assert!(names(&six).len() > 1);
 
-        let (four, last) = scripted(4, FOUR);
+        let (four, moves) = scripted(4, FOUR);
         assert_eq!(
-            (four.size(), four.to_move(), last.map(move_name).as_deref()),
+            (
+                four.size(),
+                four.to_move(),
+                moves.last().copied().map(move_name).as_deref()
+            ),
             (4, Color::Black, Some("a1"))
         );
         assert!(names(&four).len() > 1);

@@ -2,21 +2,22 @@
 //! protocol v1: NEW, TURN, ILLEGAL, END) in, the engine's commands out,
 //! and its answers back in the referee's words (READY, a move, OK, BYE).
 //!
-//! Owns: following the game from the requests (the plies since the last
-//! TURN, found by `history`), remembering the engine's own move once it is
-//! legal, and answering ILLEGAL (OK; the engine's board is set again) and
-//! END (BYE) for it. Must not judge a move (the referee does), keep a
-//! clock (the referee's deadlines do), or start or stop the process.
+//! Owns: following the game (every ply so far, given with each TURN by
+//! whoever plays the game: [`EngineDriver::game_so_far`]; checked to lead
+//! to the TURN's position), and answering ILLEGAL (OK; the engine's board
+//! is set again) and END (BYE) for it. Must not judge a move (the referee
+//! does), keep a clock (the referee's deadlines do), or start or stop the
+//! process.
 //!
 //! The requests come typed (`protocol::Request`), as the referee's core
-//! made them: nothing is parsed again on the way to an engine.
+//! made them: nothing is parsed again on the way to an engine, and no
+//! move is guessed from positions.
 
 use std::time::Instant;
 
-use crate::game::{parse_move, Color, Move, Position};
+use crate::game::{Color, Position};
 use crate::protocol::Request;
 
-use super::history::plies_between;
 use super::{Answer, Engine, EngineError, GameStart, Ply};
 
 /// What the last request waits for.
@@ -36,12 +37,8 @@ enum Awaiting {
 pub struct EngineDriver {
     engine: Engine,
     name: String,
-    /// The position after the last ply the driver knows.
-    known: Option<Position>,
-    /// Every ply of the current game so far.
-    history: Vec<Ply>,
-    /// The position of the TURN being answered.
-    turn: Option<Position>,
+    /// Every ply of the current game so far, as given for the next TURN.
+    given: Option<Vec<Ply>>,
     awaiting: Awaiting,
 }
 
@@ -51,11 +48,15 @@ impl EngineDriver {
         EngineDriver {
             engine,
             name: name.to_string(),
-            known: None,
-            history: Vec::new(),
-            turn: None,
+            given: None,
             awaiting: Awaiting::Nothing,
         }
+    }
+
+    /// Every ply of the game so far, for the TURN that follows (an engine
+    /// is told moves, not positions).
+    pub fn game_so_far(&mut self, plies: &[Ply]) {
+        self.given = Some(plies.to_vec());
     }
 
     /// Passes one request on. Nothing fails here: a failure to write is
@@ -81,9 +82,7 @@ impl EngineDriver {
                     Color::Black => [me, them],
                     Color::White => [them, me],
                 };
-                self.known = None;
-                self.history.clear();
-                self.turn = None;
+                self.given = None;
                 self.engine.begin_game(&GameStart {
                     size: *size,
                     color: *color,
@@ -92,10 +91,9 @@ impl EngineDriver {
                 })?;
                 Ok(Awaiting::Engine)
             }
-            &Request::Turn { pos, last, ms } => {
-                self.follow(pos, last)?;
-                self.turn = Some(pos);
-                self.engine.ask_move(&self.history, pos.to_move(), ms)?;
+            Request::Turn { pos, ms, .. } => {
+                let plies = self.plies_to(request, pos)?;
+                self.engine.ask_move(&plies, pos.to_move(), *ms)?;
                 Ok(Awaiting::Engine)
             }
             Request::Illegal { .. } => {
@@ -109,25 +107,30 @@ impl EngineDriver {
         }
     }
 
-    /// Adds the plies that lead to `pos` to the history.
-    fn follow(&mut self, pos: Position, last: Option<Move>) -> Result<(), EngineError> {
-        let start = Position::start(pos.size());
-        let from = self.known.unwrap_or(start);
-        let plies = match plies_between(&from, &pos, last) {
-            Some(p) => p,
-            None => {
-                // Not a continuation of what it knew: from the start.
-                self.history.clear();
-                plies_between(&start, &pos, last).ok_or_else(|| EngineError::Garbage {
-                    command: "(the referee's TURN)".into(),
-                    line: Request::Turn { pos, last, ms: 0 }.encode(),
-                    why: "no game leads to this position (a referee bug)".into(),
-                })?
-            }
+    /// The plies given for this TURN, once they are seen to lead to its
+    /// position `pos`; a TURN without them, or with plies of another game,
+    /// is the referee's bug.
+    fn plies_to(&mut self, turn: &Request, pos: &Position) -> Result<Vec<Ply>, EngineError> {
+        let bug = |why: &str| EngineError::Garbage {
+            command: "(the referee's TURN)".into(),
+            line: turn.encode(),
+            why: format!("{why} (a referee bug)"),
         };
-        self.history.extend(plies);
-        self.known = Some(pos);
-        Ok(())
+        let plies = self
+            .given
+            .take()
+            .ok_or_else(|| bug("no moves of the game came with it"))?;
+        let reached = plies.iter().try_fold(Position::start(pos.size()), |at, p| {
+            (at.to_move() == p.color)
+                .then(|| at.play(p.mv).ok().map(|(next, _)| next))
+                .flatten()
+        });
+        if reached.as_ref() != Some(pos) {
+            return Err(bug(
+                "the moves that came with it do not lead to its position",
+            ));
+        }
+        Ok(plies)
     }
 
     /// The answer to the last request, until `deadline`.
@@ -140,21 +143,7 @@ impl EngineDriver {
             Awaiting::Failed(e) => Err(e),
             Awaiting::Engine => match self.engine.answer(deadline)? {
                 Answer::Ready => Ok("READY".into()),
-                Answer::Move(text) => {
-                    if let Some(pos) = self.turn.take() {
-                        let legal = parse_move(&text, pos.size())
-                            .ok()
-                            .and_then(|mv| pos.play(mv).ok().map(|(next, _)| (mv, next)));
-                        if let Some((mv, next)) = legal {
-                            self.history.push(Ply {
-                                color: pos.to_move(),
-                                mv,
-                            });
-                            self.known = Some(next);
-                        }
-                    }
-                    Ok(text)
-                }
+                Answer::Move(text) => Ok(text),
             },
         }
     }
@@ -204,5 +193,38 @@ mod tests {
         assert_eq!(d.wait(soon), Ok("OK".to_string()));
         d.send(&Request::end(2, 2, "normal"));
         assert_eq!(d.wait(soon), Ok("BYE".to_string()));
+    }
+
+    #[test]
+    fn a_turn_without_the_games_moves_or_with_another_games_is_a_referee_bug() {
+        let mut d = driver();
+        let soon = Instant::now() + std::time::Duration::from_secs(1);
+        let start = Position::start(8);
+        let turn = Request::turn(&start, None, 1000);
+        let bug = |e: EngineError, why: &str| {
+            assert!(
+                matches!(&e, EngineError::Garbage { command, why: w, .. }
+                    if command == "(the referee's TURN)" && w.contains(why) && w.contains("referee bug")),
+                "{e:?}"
+            );
+        };
+        d.send(&turn);
+        bug(
+            d.wait(soon).unwrap_err(),
+            "no moves of the game came with it",
+        );
+        let d3 = crate::game::parse_move("d3", 8).unwrap();
+        d.game_so_far(&[Ply {
+            color: Color::Black,
+            mv: d3,
+        }]);
+        d.send(&turn);
+        bug(d.wait(soon).unwrap_err(), "do not lead to its position");
+        // The moves given with the TURN before are not kept for the next.
+        d.send(&turn);
+        bug(
+            d.wait(soon).unwrap_err(),
+            "no moves of the game came with it",
+        );
     }
 }

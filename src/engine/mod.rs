@@ -12,7 +12,6 @@
 
 pub mod driver;
 pub mod gtp;
-pub mod history;
 pub mod link;
 pub mod nboard;
 

@@ -670,6 +670,15 @@ impl Instance {
         }
     }
 
+    /// Every ply of the game so far, before a TURN: an engine's driver
+    /// tells the engine the moves it has not heard; files and the pipe
+    /// carry the position only.
+    pub fn game_so_far(&mut self, plies: &[crate::engine::Ply]) {
+        if let Link::Engine(engine) = &mut self.link {
+            engine.game_so_far(plies);
+        }
+    }
+
     /// Writes the next message to the bot (an engine is handed the
     /// request itself); returns its seq.
     pub fn send(&mut self, request: &Request) -> Result<u64, AnswerError> {

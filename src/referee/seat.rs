@@ -13,6 +13,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::engine::Ply;
 use crate::mailbox::{AnswerError, ClearError, LockLost, Pending};
 use crate::player::{Instance, StartError};
 use crate::protocol::Request;
@@ -103,7 +104,8 @@ pub enum SendError {
 ///   player's fault), or `Err(PrepareError::Referee(_))` (the machine's).
 /// - [`send`](Seat::send) translates a protocol v1 [`Request`] into the
 ///   player's own commands (NEW → `boardsize`/`clear_board` or `set game`;
-///   TURN → the moves since the last TURN, then `genmove`/`go`; END →
+///   TURN → the moves it has not heard, from the plies given just before
+///   by [`game_so_far`](Seat::game_so_far), then `genmove`/`go`; END →
 ///   nothing or `quit`) and writes them. Write errors on a closed pipe are
 ///   the player's ([`SendError::Refused`]).
 /// - [`await_reply`](Seat::await_reply) reads until `deadline` and answers
@@ -183,6 +185,10 @@ pub trait Seat {
     /// Both clocks (black, white), just before it is asked for a move: a
     /// person's seat shows them; a bot's has nothing to do with them.
     fn show_clocks(&mut self, _clocks: [ClockReading; 2]) {}
+    /// Every ply of the game so far, just before a TURN: an engine is
+    /// told moves, not positions; a player that reads the position has
+    /// nothing to do with them.
+    fn game_so_far(&mut self, _plies: &[Ply]) {}
 }
 
 /// Starts a player again that exited between games (after its last BYE,
@@ -321,6 +327,10 @@ impl Seat for MailboxSeat<'_> {
             // player forfeits rather than let one bot stop every game.
             e => PrepareError::StartFailed(e.to_string()),
         })
+    }
+
+    fn game_so_far(&mut self, plies: &[Ply]) {
+        self.inst.game_so_far(plies);
     }
 
     fn send(&mut self, request: &Request) -> Result<(), SendError> {
