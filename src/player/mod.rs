@@ -9,7 +9,7 @@
 //! shell), reusing it across games, restarting it when it exited, and
 //! ending it (TERM, grace, KILL). How messages reach the running process
 //! — its mailbox's files, the pipe it took, an engine's lines — is one
-//! value, [`link::Link`]: never two at once. Knows nothing of Othello: the
+//! value, `link::Link`: never two at once. Knows nothing of Othello: the
 //! referee decides what to send and what an answer means.
 
 mod link;
