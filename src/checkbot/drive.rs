@@ -16,6 +16,7 @@ use crate::mailbox::{
 };
 use crate::player::{Instance, Transport, GRACE};
 use crate::protocol::{Reply, Request, Verb};
+use crate::record::Limit;
 use crate::referee::seat::{self, MailboxSeat, Seat, SendError};
 
 use super::report::{label, sent_line, Answer, Problem, Report, Step, StepBuilder, LATE_EXPECTED};
@@ -93,6 +94,29 @@ impl Run<'_> {
         match read_limited(&self.inst.mailbox().dir().join(OUT_FILE), MAX_MESSAGE_BYTES) {
             Ok(ReadOutcome::Bytes(b)) => Some(b),
             _ => None,
+        }
+    }
+
+    /// The bot went over a limit of its sandbox (as in a tournament, where
+    /// it forfeits): checking stops there.
+    fn limit_problem(&mut self, sent: String, limit: Limit, detail: String) -> Problem {
+        let (what, key) = match limit {
+            Limit::Memory => ("memory", "memory-mb"),
+            Limit::Disk => ("disk", "disk-mb"),
+        };
+        self.report.stopped = Some(format!("the bot went over its sandbox's {what} limit"));
+        Problem {
+            sent,
+            expected: format!("an answer within the sandbox's {what} limit (`{key}`)"),
+            got: detail,
+            hint: format!(
+                "check-bot gives a bot the sandbox's default limits ({} MiB of memory, {} MiB \
+                 of files), as a tournament does unless its player sets `{key}`; in a game \
+                 this is a forfeit",
+                crate::sandbox::DEFAULT_MEMORY_MB,
+                crate::sandbox::DEFAULT_DISK_MB
+            ),
+            extra: vec![],
         }
     }
 
@@ -294,6 +318,10 @@ impl Run<'_> {
             Err(AnswerError::Aborted(_)) => {
                 let info = self.inst.exit_info().map_or("?".into(), |i| i.to_string());
                 Ok(Err(self.exit_problem(sent, info)))
+            }
+            Err(AnswerError::OverLimit { limit, detail }) => {
+                self.inst.stop(GRACE);
+                Ok(Err(self.limit_problem(sent, limit, detail)))
             }
             Err(e) => {
                 let mut p = self.describe_failure(&e, kind, seq, text, ms);

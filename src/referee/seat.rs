@@ -338,9 +338,12 @@ impl Seat for MailboxSeat<'_> {
         match self.inst.send(request) {
             Ok(_) => Ok(()),
             Err(AnswerError::LockLost(lost)) => Err(GameError::LockLost(lost).into()),
-            Err(e @ (AnswerError::Io { .. } | AnswerError::NotThisBoard(_))) => {
+            Err(AnswerError::Io { doing, source }) => {
                 // Refused because the board was lost meanwhile, or the drive failed.
                 self.check_lock()?;
+                Err(GameError::BoardUnwritable(format!("{doing}: {source}")).into())
+            }
+            Err(AnswerError::NotThisBoard(e)) => {
                 Err(GameError::BoardUnwritable(e.to_string()).into())
             }
             Err(e) => Err(SendError::Refused(e.to_string())),

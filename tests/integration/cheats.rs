@@ -748,6 +748,39 @@ while time.monotonic() < end:
     assert_eq!(honest_forfeits(&after), Vec::<String>::new());
 }
 
+/// check-bot stops where a bot goes over its sandbox's disk limit (in a
+/// tournament, a forfeit) and says which limit, instead of blaming the
+/// bot's framing of out.txt and starting it again.
+#[test]
+fn check_bot_stops_at_a_broken_disk_limit_and_names_it() {
+    let s = Scratch::new();
+    let cheatbot = copy_into(s.path(), &project_root().join("tests/fixtures/cheatbot.py"));
+    // 64 MiB more in its TMPDIR at every TURN: past 256 MiB by the fifth.
+    let out = assert_cmd::Command::new(tournament_bin())
+        .current_dir(s.path())
+        .env("NO_COLOR", "1")
+        .args(["check-bot", "--"])
+        .arg("python3")
+        .arg(&cheatbot)
+        .arg("disk")
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("went over its sandbox's disk limit"),
+        "{text}"
+    );
+    assert!(text.contains("disk-mb"), "{text}");
+    assert!(!text.contains("never make links or folders"), "{text}");
+    assert!(!text.contains("check-bot restarted the bot"), "{text}");
+}
+
 /// (15) A bot that looks for signs of check-bot (its mailbox path, the
 /// command lines it can see, its environment, the game's name) and plays
 /// fair only there finds none: it plays as in a tournament, and check-bot
