@@ -433,20 +433,12 @@ impl Held {
     }
 }
 
-/// This referee no longer holds the board: why, in words. Travels inside
-/// an `io::Error` from the writes it stopped, so a caller can tell it from
-/// a drive's failure (`LockLost::in_io`).
+/// This referee no longer holds the board: why, in words. A kind of its
+/// own wherever it stops a write (`mailbox::AnswerError::LockLost`,
+/// `ClearError::LockLost`), never inside an `io::Error`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct LockLost(pub String);
-
-impl LockLost {
-    /// The lost lock an I/O error carries, if that is what stopped it.
-    pub fn in_io(e: &std::io::Error) -> Option<&LockLost> {
-        e.get_ref()
-            .and_then(|inner| inner.downcast_ref::<LockLost>())
-    }
-}
 
 /// Proof that this process may write to a board: borrowed from the
 /// [`BoardLock`] that holds it ([`BoardLock::access`]), or made for a board
@@ -499,12 +491,6 @@ impl WriteAccess {
             Some(held) => held.check(),
             None => Ok(()),
         }
-    }
-
-    /// [`check`](Self::check) as the `io::Error` a write returns: the
-    /// [`LockLost`] travels inside it ([`LockLost::in_io`]).
-    pub fn check_io(&self) -> io::Result<()> {
-        self.check().map_err(io::Error::other)
     }
 }
 
@@ -1265,14 +1251,6 @@ mod tests {
         *lock.held.last_ok.lock().unwrap() = Instant::now() - Duration::from_secs(1);
         let why = lock.ensure_held().unwrap_err();
         assert!(why.0.contains("no heartbeat"), "{why}");
-    }
-
-    #[test]
-    fn a_lost_lock_is_told_apart_from_a_drive_failure() {
-        let lost = LockLost("no heartbeat for 31.0 s".into());
-        let e = std::io::Error::other(lost.clone());
-        assert_eq!(LockLost::in_io(&e), Some(&lost));
-        assert_eq!(LockLost::in_io(&std::io::Error::other("EIO")), None);
     }
 
     #[test]

@@ -683,17 +683,25 @@ impl Mailbox {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         // The writer refuses an in.txt that is a symlink (from the look at
         // the name it makes anyway) before writing anything.
-        w.0.write(&msg, &|| access.check_io())
-            .map_err(|e| match LockLost::in_io(&e) {
-                Some(lost) => AnswerError::LockLost(lost.clone()),
-                None if TargetIsSymlink::in_io(&e) => {
-                    AnswerError::Symlink(format!("{} is a symlink", target.display()))
-                }
-                None => AnswerError::Io {
-                    doing: format!("writing {}", target.display()),
-                    source: e,
-                },
-            })?;
+        // The gate keeps a lost lock here, as its kind: the writer (of the
+        // protocol crate, which knows no lock) only hears that it closed.
+        let lost = std::cell::RefCell::new(None);
+        let gate = || {
+            access.check().map_err(|why| {
+                *lost.borrow_mut() = Some(why);
+                io::Error::other("the board's lock is no longer held")
+            })
+        };
+        w.0.write(&msg, &gate).map_err(|e| match lost.take() {
+            Some(why) => AnswerError::LockLost(why),
+            None if TargetIsSymlink::in_io(&e) => {
+                AnswerError::Symlink(format!("{} is a symlink", target.display()))
+            }
+            None => AnswerError::Io {
+                doing: format!("writing {}", target.display()),
+                source: e,
+            },
+        })?;
         w.1 = msg;
         Ok(())
     }
