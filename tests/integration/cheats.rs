@@ -748,6 +748,20 @@ while time.monotonic() < end:
     assert_eq!(honest_forfeits(&after), Vec::<String>::new());
 }
 
+/// `check-bot -- python3 cheatbot.py MODE` run in `dir`.
+fn check_cheatbot(dir: &Path, cheatbot: &Path, mode: &str) -> std::process::Output {
+    assert_cmd::Command::new(tournament_bin())
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args(["check-bot", "--"])
+        .arg("python3")
+        .arg(cheatbot)
+        .arg(mode)
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap()
+}
+
 /// check-bot stops where a bot goes over its sandbox's disk limit (in a
 /// tournament, a forfeit) and says which limit, instead of blaming the
 /// bot's framing of out.txt and starting it again.
@@ -756,16 +770,7 @@ fn check_bot_stops_at_a_broken_disk_limit_and_names_it() {
     let s = Scratch::new();
     let cheatbot = copy_into(s.path(), &project_root().join("tests/fixtures/cheatbot.py"));
     // 64 MiB more in its TMPDIR at every TURN: past 256 MiB by the fifth.
-    let out = assert_cmd::Command::new(tournament_bin())
-        .current_dir(s.path())
-        .env("NO_COLOR", "1")
-        .args(["check-bot", "--"])
-        .arg("python3")
-        .arg(&cheatbot)
-        .arg("disk")
-        .timeout(Duration::from_secs(180))
-        .output()
-        .unwrap();
+    let out = check_cheatbot(s.path(), &cheatbot, "disk");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -790,17 +795,7 @@ fn check_bot_cannot_be_told_from_a_tournament() {
     let s = Scratch::new();
     let root = s.path().to_path_buf();
     let cheatbot = copy_into(&root, &project_root().join("tests/fixtures/cheatbot.py"));
-    let check = |dir: &Path| {
-        assert_cmd::Command::new(tournament_bin())
-            .current_dir(dir)
-            .args(["check-bot", "--"])
-            .arg("python3")
-            .arg(&cheatbot)
-            .arg("tell-apart")
-            .timeout(Duration::from_secs(120))
-            .output()
-            .unwrap()
-    };
+    let check = |dir: &Path| check_cheatbot(dir, &cheatbot, "tell-apart");
     // Beside a tournament.toml: its board.
     let class = root.join("class");
     std::fs::create_dir_all(&class).unwrap();
