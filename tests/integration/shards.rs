@@ -251,21 +251,32 @@ fn a_slurm_job_array_of_4_tasks_gives_the_whole_runs_games() {
         .map(|k| std::fs::read_to_string(s.join(&format!("slurm-{k}.out"))).unwrap_or_default())
         .collect();
     assert!(sbatch.status.success(), "{sbatch:?}\n{logs}");
-    for k in 0..4 {
-        assert!(
-            logs.contains(&format!(
-                "share {k}/4 (0-based) of the tournament, from Slurm"
-            )),
-            "{logs}"
-        );
-    }
-    s.run_ok(&["merge"], 60);
-    let merged = read(&s.join("results/merged/games.jsonl"));
+    each_task_said_its_share(&logs, 4);
+    let merged = merged(&s);
     assert_eq!(
         outcomes(&merged),
         expected,
         "the same games as the whole run"
     );
+}
+
+/// Each of the `tasks` tasks of a Slurm array said, in `logs` (their
+/// outputs), which share it plays and that Slurm told it.
+fn each_task_said_its_share(logs: &str, tasks: usize) {
+    for k in 0..tasks {
+        assert!(
+            logs.contains(&format!(
+                "share {k}/{tasks} (0-based) of the tournament, from Slurm"
+            )),
+            "{logs}"
+        );
+    }
+}
+
+/// `tournament merge`'s one `games.jsonl` of every share.
+fn merged(s: &Scratch) -> Vec<GameRecord> {
+    s.run_ok(&["merge"], 60);
+    read(&s.join("results/merged/games.jsonl"))
 }
 
 /// `squeue` shows nothing more of job `job` (at most `secs`).
@@ -756,16 +767,8 @@ fn a_swiss_as_a_slurm_array_of_3_tasks_equals_the_whole_swiss() {
     }
     let logs = logs();
     assert!(ended, "the 3 tasks ran at once and ended:\n{logs}");
-    for k in 0..3 {
-        assert!(
-            logs.contains(&format!(
-                "share {k}/3 (0-based) of the tournament, from Slurm"
-            )),
-            "{logs}"
-        );
-    }
-    s.run_ok(&["merge"], 60);
-    let merged = read(&s.join("results/merged/games.jsonl"));
+    each_task_said_its_share(&logs, 3);
+    let merged = merged(&s);
     assert_eq!(
         outcomes(&merged),
         expected,
