@@ -237,7 +237,9 @@ pub fn sweep_temp_files(access: &WriteAccess) {
             _ => false,
         };
         if ours {
-            let _ = players.remove_file(&name);
+            // Our own look may still hold it on a Windows share through
+            // FUSE (its close finishes after `close` returns).
+            let _ = drive::retrying(|| players.remove_file(&name));
         } else {
             tracing::debug!("left {name} in players/: not a leftover of ours");
         }

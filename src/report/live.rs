@@ -90,9 +90,27 @@ fn is_ours(path: &Path, id: &str) -> bool {
 pub fn remove_stale<'a>(results: &Path, ids: impl IntoIterator<Item = &'a str>) {
     let dir = live_dir(results);
     for id in ids {
-        let path = live_file(&dir, id);
-        if is_ours(&path, id) {
-            let _ = std::fs::remove_file(&path);
+        remove_leftover(&live_file(&dir, id), id);
+    }
+}
+
+/// Removes the live file at `path` a stopped run left for game `id`, if
+/// it is one. Tried again for a second while the drive says someone holds
+/// it: on a Windows share through FUSE (smbnetfs) our own look at its
+/// first line may still hold it, its close being finished after `close`
+/// returns. Whether the name is free now.
+fn remove_leftover(path: &Path, id: &str) -> bool {
+    if !is_ours(path, id) {
+        return false;
+    }
+    match crate::mailbox::drive::retrying(|| std::fs::remove_file(path)) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(
+                "cannot remove the live file a stopped run left, {}: {e}",
+                path.display()
+            );
+            false
         }
     }
 }
@@ -175,7 +193,8 @@ impl EventSink for LiveFiles {
             } => {
                 // A new file, never one that is there: a user's file (or a
                 // link) of that name stays as it is, and the game has no
-                // live view.
+                // live view. A stopped run's file of this game that could
+                // not be removed at the start is removed now.
                 let path = live_file(&self.dir, id);
                 let mut opts = OpenOptions::new();
                 opts.write(true).create_new(true);
@@ -184,7 +203,17 @@ impl EventSink for LiveFiles {
                     use std::os::unix::fs::OpenOptionsExt;
                     opts.custom_flags(libc::O_NOFOLLOW);
                 }
-                match opts.open(&path) {
+                let created = match opts.open(&path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        if remove_leftover(&path, id) {
+                            opts.open(&path)
+                        } else {
+                            Err(e)
+                        }
+                    }
+                    other => other,
+                };
+                match created {
                     Ok(f) => {
                         self.open
                             .lock()
@@ -305,6 +334,40 @@ mod tests {
         r#"{"event":"forfeit","color":"white","reason":"no-flips","detail":"answered \"a1\": move flips no disc"}"#,
         r#"{"event":"end","result":"black","black":36,"white":0,"reason":"no-flips","summary":"greedy (black) beat slow-python (white) 36-0 (no-flips)"}"#,
     ];
+
+    fn started(id: &str) -> Event<'_> {
+        Event::GameStarted {
+            id,
+            round: 1,
+            black: "a",
+            white: "b",
+            size: 6,
+            opening: "",
+        }
+    }
+
+    /// A live file a stopped run left (not removed at the start: on a
+    /// Windows share our own look may hold it for a moment) is replaced
+    /// when its game starts again; a user's file of a game's name is not.
+    #[test]
+    fn a_stopped_runs_live_file_is_replaced_when_its_game_starts_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = LiveFiles::new(dir.path());
+        let left = live_file(&live.dir, "r1.a.b");
+        let stale = WRITTEN_BEFORE[0].replace("r01.greedy.slow-python", "r1.a.b") + "\n";
+        std::fs::write(&left, stale + WRITTEN_BEFORE[1] + "\n").unwrap();
+        let users = live_file(&live.dir, "r2.a.b");
+        std::fs::write(&users, "my notes\n").unwrap();
+
+        live.emit(&started("r1.a.b"));
+        live.emit(&started("r2.a.b"));
+
+        let now = std::fs::read_to_string(&left).unwrap();
+        assert_eq!(now.lines().count(), 1, "{now}");
+        assert!(matches!(first_line(&left), Some(LiveLine::Start { id, .. }) if id == "r1.a.b"));
+        assert_eq!(std::fs::read_to_string(&users).unwrap(), "my notes\n");
+        assert!(!live.open.lock().unwrap().contains_key("r2.a.b"));
+    }
 
     #[test]
     fn live_lines_of_the_previous_version_read_typed_and_write_back_byte_for_byte() {
