@@ -4,7 +4,8 @@
 //!
 //! Removes only its own files: those it created (checked by identity
 //! before removing), and at the start of a run the leftovers of a stopped
-//! one (a scheduled game's name, starting with that game's `start` line).
+//! one (a scheduled game's name, starting with that game's `start` line,
+//! or holding no more than its beginning: a referee killed as it made it).
 //! Anything else a user put there is left alone, and never overwritten.
 
 use std::collections::HashMap;
@@ -66,6 +67,12 @@ fn live_file(dir: &Path, id: &str) -> PathBuf {
 /// The first line of the live file at `path`, if it is a regular file
 /// (not a link) whose first line (read up to 64 KiB) is a live line.
 pub fn first_line(path: &Path) -> Option<LiveLine> {
+    serde_json::from_str(&head(path)?).ok()
+}
+
+/// The first line of the regular file (not a link) at `path`, with its
+/// newline if it has one, read up to 64 KiB.
+fn head(path: &Path) -> Option<String> {
     use std::io::{BufRead, BufReader, Read};
     let meta = std::fs::symlink_metadata(path).ok()?;
     if !meta.file_type().is_file() {
@@ -76,13 +83,27 @@ pub fn first_line(path: &Path) -> Option<LiveLine> {
     BufReader::new(file.take(64 * 1024))
         .read_line(&mut first)
         .ok()?;
-    serde_json::from_str(&first).ok()
+    Some(first)
+}
+
+/// How game `id`'s `start` line begins (its tag, then its id).
+fn start_tag(id: &str) -> String {
+    let id = serde_json::to_string(id).expect("serializes");
+    format!(r#"{{"event":"start","id":{id}"#)
 }
 
 /// Whether `path` is a live file this program wrote for game `id`: its
-/// first line is that game's `start`.
+/// first line is that game's `start`, or it holds no more than the start
+/// of that line (empty, or cut: a referee killed as it made the file).
 fn is_ours(path: &Path, id: &str) -> bool {
-    matches!(first_line(path), Some(LiveLine::Start { id: i, .. }) if i == id)
+    let Some(first) = head(path) else {
+        return false;
+    };
+    if first.ends_with('\n') {
+        return matches!(serde_json::from_str(&first), Ok(LiveLine::Start { id: i, .. }) if i == id);
+    }
+    let tag = start_tag(id);
+    tag.starts_with(&first) || first.starts_with(&tag)
 }
 
 /// Removes the live files a stopped run left for the games of `ids` (they
@@ -90,20 +111,26 @@ fn is_ours(path: &Path, id: &str) -> bool {
 pub fn remove_stale<'a>(results: &Path, ids: impl IntoIterator<Item = &'a str>) {
     let dir = live_dir(results);
     for id in ids {
-        remove_leftover(&live_file(&dir, id), id);
+        remove_leftover(&live_file(&dir, id), id, true);
     }
 }
 
 /// Removes the live file at `path` a stopped run left for game `id`, if
-/// it is one. Tried again for a second while the drive says someone holds
-/// it: on a Windows share through FUSE (smbnetfs) our own look at its
-/// first line may still hold it, its close being finished after `close`
-/// returns. Whether the name is free now.
-fn remove_leftover(path: &Path, id: &str) -> bool {
+/// it is one; if `retry`, tried again for a second while the drive says
+/// someone holds it: on a Windows share through FUSE (smbnetfs) our own
+/// look at its first line may still hold it, its close being finished
+/// after `close` returns. Whether the name is free now.
+fn remove_leftover(path: &Path, id: &str, retry: bool) -> bool {
+    use crate::mailbox::drive;
     if !is_ours(path, id) {
         return false;
     }
-    match crate::mailbox::drive::retrying(|| std::fs::remove_file(path)) {
+    let removed = if retry {
+        drive::retrying(|| std::fs::remove_file(path))
+    } else {
+        std::fs::remove_file(path)
+    };
+    match removed {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!(
@@ -194,7 +221,8 @@ impl EventSink for LiveFiles {
                 // A new file, never one that is there: a user's file (or a
                 // link) of that name stays as it is, and the game has no
                 // live view. A stopped run's file of this game that could
-                // not be removed at the start is removed now.
+                // not be removed at the start is removed now if it can be
+                // at once (a game's start is not held up).
                 let path = live_file(&self.dir, id);
                 let mut opts = OpenOptions::new();
                 opts.write(true).create_new(true);
@@ -205,7 +233,7 @@ impl EventSink for LiveFiles {
                 }
                 let created = match opts.open(&path) {
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        if remove_leftover(&path, id) {
+                        if remove_leftover(&path, id, false) {
                             opts.open(&path)
                         } else {
                             Err(e)
@@ -356,17 +384,53 @@ mod tests {
         let left = live_file(&live.dir, "r1.a.b");
         let stale = WRITTEN_BEFORE[0].replace("r01.greedy.slow-python", "r1.a.b") + "\n";
         std::fs::write(&left, stale + WRITTEN_BEFORE[1] + "\n").unwrap();
+        // Killed as it made the file: empty, or its start line cut.
+        let empty = live_file(&live.dir, "r3.a.b");
+        std::fs::write(&empty, "").unwrap();
+        let cut = live_file(&live.dir, "r4.a.b");
+        std::fs::write(&cut, r#"{"event":"start","id":"r4.a.b","bl"#).unwrap();
         let users = live_file(&live.dir, "r2.a.b");
         std::fs::write(&users, "my notes\n").unwrap();
+        // Another game's start (cut) or a line with no newline of a user's.
+        let other = live_file(&live.dir, "r5.a.b");
+        std::fs::write(&other, r#"{"event":"start","id":"r5.a.bc""#).unwrap();
+        let unended = live_file(&live.dir, "r6.a.b");
+        std::fs::write(&unended, "notes").unwrap();
 
-        live.emit(&started("r1.a.b"));
-        live.emit(&started("r2.a.b"));
+        for id in ["r1.a.b", "r2.a.b", "r3.a.b", "r4.a.b", "r5.a.b", "r6.a.b"] {
+            live.emit(&started(id));
+        }
 
-        let now = std::fs::read_to_string(&left).unwrap();
-        assert_eq!(now.lines().count(), 1, "{now}");
-        assert!(matches!(first_line(&left), Some(LiveLine::Start { id, .. }) if id == "r1.a.b"));
+        for (path, id) in [(&left, "r1.a.b"), (&empty, "r3.a.b"), (&cut, "r4.a.b")] {
+            let now = std::fs::read_to_string(path).unwrap();
+            assert_eq!(now.lines().count(), 1, "{now}");
+            assert!(matches!(first_line(path), Some(LiveLine::Start { id: i, .. }) if i == id));
+        }
         assert_eq!(std::fs::read_to_string(&users).unwrap(), "my notes\n");
-        assert!(!live.open.lock().unwrap().contains_key("r2.a.b"));
+        assert_eq!(
+            std::fs::read_to_string(&other).unwrap(),
+            r#"{"event":"start","id":"r5.a.bc""#
+        );
+        assert_eq!(std::fs::read_to_string(&unended).unwrap(), "notes");
+        let open = live.open.lock().unwrap();
+        assert!(["r2.a.b", "r5.a.b", "r6.a.b"]
+            .iter()
+            .all(|id| !open.contains_key(*id)));
+    }
+
+    /// The tag a cut file is known by is how a start line begins.
+    #[test]
+    fn a_start_line_begins_with_its_games_start_tag() {
+        let line = LiveLine::Start {
+            id: "r1.\"a\".b".into(),
+            black: "a".into(),
+            white: "b".into(),
+            size: 8,
+            opening: String::new(),
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.starts_with(&start_tag("r1.\"a\".b")), "{text}");
+        assert!(text.len() > start_tag("r1.\"a\".b").len());
     }
 
     #[test]

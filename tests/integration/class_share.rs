@@ -361,7 +361,11 @@ fn class_on_smb(students: [Student; 2], order: Order) {
         .collect();
     assert!(
         leftovers.is_empty(),
-        "{leftovers:?}\nthe run started again on B: {again_err}"
+        "{:?}\nthe run started again on B: {again_err}",
+        leftovers
+            .iter()
+            .map(|p| (p, fs::read_to_string(p).unwrap_or_default()))
+            .collect::<Vec<_>>()
     );
     println!(
         "class on SMB: {} games before the kill -9, the rest by the referee started again on B, \
