@@ -664,10 +664,25 @@ fn swiss_nine_players_five_rounds_pairs_by_score_and_resumes_mid_round() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    assert!(
-        wait_until(120, || records(&s).len() >= 11),
-        "games were played"
-    );
+    // Built-in games are quick: a kill timed from a poll can land on a
+    // round's end under load. So the referee is stopped (SIGSTOP) first,
+    // and killed only if what it has recorded ends mid-round; else it is
+    // continued until its next game is recorded.
+    let pid = child.id() as i32;
+    let mut seen = 10;
+    loop {
+        assert!(
+            wait_until(120, || records(&s).len() > seen),
+            "games were played"
+        );
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        assert!(wait_until(10, || all_threads_stopped(pid)), "stopped");
+        seen = records(&s).len();
+        if !seen.is_multiple_of(8) || seen >= 40 {
+            break;
+        }
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    }
     child.kill().unwrap();
     child.wait().unwrap();
     let before = records(&s);
@@ -681,6 +696,21 @@ fn swiss_nine_players_five_rounds_pairs_by_score_and_resumes_mid_round() {
     assert_eq!(after.len(), 40);
     assert_eq!(&after[..before.len()], &before[..]);
     assert_eq!(outcomes(&after), outcomes(&recs), "same pairings and games");
+}
+
+/// Whether every thread of `pid` is in the stopped state (so none is
+/// still in the middle of writing a record).
+fn all_threads_stopped(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|t| {
+        std::fs::read_to_string(t.path().join("stat")).is_ok_and(|stat| {
+            // The state follows the parenthesised command name.
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+        })
+    })
 }
 
 #[test]
