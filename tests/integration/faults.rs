@@ -1547,13 +1547,15 @@ fn flock_n(file: &Path) -> Option<i32> {
         .and_then(|s| s.code())
 }
 
+/// The first referee's games (about 10 s) outlast both attempts (about
+/// 2 s each on a busy machine) with room to spare.
 fn second_referee(e: &Env<'_>) -> String {
     let ws = e.drive.ws("second");
     let (cfg_a, cfg_b) = config(
         &ws,
         "tournament.toml",
         "results",
-        "games-per-pairing = 2\nconcurrency = 2\nsize = 8\nstale-lock-ms = 6000",
+        "games-per-pairing = 6\nconcurrency = 2\nsize = 8\nstale-lock-ms = 6000",
         "[time]\nmove-ms = 5000",
         &[fake("steady", "ok"), fake("slowpoke", "slow 150")],
     );
@@ -1597,12 +1599,12 @@ fn second_referee(e: &Env<'_>) -> String {
     assert!(same_owner, "the lock changed hands");
     assert_eq!(code, Some(0), "{}", first.stderr());
     let res = Results::read(&ws.x.join("results/games.jsonl"));
-    assert_eq!(res.recs.len(), 2);
+    assert_eq!(res.recs.len(), 6);
     assert!(res.not_normal().is_empty(), "{:?}", res.not_normal());
     format!(
         "both refused with exit 4 naming the holder ({pid}); `flock -n` on referee.lock: \
          refused on A, {} on B (so only the REFEREE/ folder excluded it); the first finished \
-         its 2 games normally",
+         its 6 games normally",
         if flock_b == Some(0) {
             "GRANTED"
         } else {
