@@ -528,7 +528,8 @@ fn the_bash_bot_reading_in_txt_with_command_substitution_waits_forever_as_protoc
 fn watch_follows_a_players_games_one_after_another_marks_the_last_move_and_answers_a_finished_game_at_once(
 ) {
     let s = Scratch::new();
-    let slow = crate::fixture::fakebot("slow 100");
+    // Slow enough that a loaded machine cannot end a game before watch sees it.
+    let slow = crate::fixture::fakebot("slow 400");
     let slow: Vec<String> = slow.split(' ').map(|w| format!("{w:?}")).collect();
     s.write(
         "tournament.toml",

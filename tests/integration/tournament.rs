@@ -720,7 +720,7 @@ fn watch_follows_a_running_game_to_its_end() {
         "tournament.toml",
         &toml(
             &[
-                ("slow", &command(&fakebot("slow 40"))),
+                ("slow", &command(&fakebot("slow 150"))),
                 ("greedy", &builtin("greedy")),
             ],
             "",
