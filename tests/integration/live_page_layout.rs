@@ -91,8 +91,14 @@ fn the_live_page_fits_a_projector_and_a_phone_with_twelve_players() {
         let shot = artefact(&format!("live-page-layout-{name}.png"));
         plan.push(serde_json::json!({"size": [w, h]}));
         plan.push(serde_json::json!({"wait": 1}));
-        plan.push(serde_json::json!({"until": "document.querySelectorAll('article.game[data-ply]').length === 2"}));
-        plan.push(serde_json::json!({"eval": MEASURE}));
+        // Measured in the same step that sees both games going (a game
+        // could end between two steps).
+        let measured_with_two = format!(
+            "(window.__m = {MEASURE}, JSON.parse(window.__m).cards.length === 2 \
+             && document.querySelectorAll('article.game[data-ply]').length === 2)"
+        );
+        plan.push(serde_json::json!({ "until": measured_with_two }));
+        plan.push(serde_json::json!({"eval": "window.__m"}));
         plan.push(serde_json::json!({"shot": shot}));
         shots.push(shot);
     }
