@@ -268,8 +268,9 @@ fn read_ggf(results: &std::path::Path, id: &str) -> serde_json::Value {
 }
 
 #[test]
-fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() {
-    // 60 s + 1 s a move for the person, 200 ms a move for the bot.
+fn a_person_on_a_game_clock_plays_a_bot_at_a_second_a_move_and_ggf_records_both() {
+    // 60 s + 1 s a move for the person, 1 s a move for the bot (a limit a
+    // busy machine keeps: the bot is a sandboxed process).
     let game = play_at_terminal(
         &[
             "--black",
@@ -281,7 +282,7 @@ fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() 
             "--board",
             "board",
             "--move-ms",
-            "200",
+            "1000",
             "--human-clock-ms",
             "60000",
             "--human-increment-ms",
@@ -294,7 +295,7 @@ fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() 
     // bot's limit per move.
     assert!(
         game.shown
-            .contains("clocks: you 1:00 left (+1 s a move) · greedy 0.2 s a move"),
+            .contains("clocks: you 1:00 left (+1 s a move) · greedy 1 s a move"),
         "{}",
         game.shown
     );
@@ -330,7 +331,7 @@ fn a_person_on_a_game_clock_plays_a_bot_at_200_ms_a_move_and_ggf_records_both() 
     );
     assert_eq!(
         read["TW"],
-        serde_json::json!({"main_ms": 200, "inc_ms": 200, "options": "N1"}),
+        serde_json::json!({"main_ms": 1000, "inc_ms": 1000, "options": "N1"}),
         "{read}"
     );
     assert!(read["TI"].is_null(), "{read}");
@@ -354,7 +355,7 @@ games-per-pairing = 2
 concurrency = 2
 
 [time]
-move-ms = 200
+move-ms = 1000
 
 [[player]]
 name = "ann"
@@ -376,7 +377,7 @@ builtin = "greedy"
         "game over",
     );
     assert!(
-        shown.contains("clocks: you 1:00 left (+1 s a move) · greedy 0.2 s a move"),
+        shown.contains("clocks: you 1:00 left (+1 s a move) · greedy 1 s a move"),
         "{shown}"
     );
     let text = std::fs::read_to_string(s.join("results/games.jsonl")).unwrap();
@@ -397,7 +398,7 @@ builtin = "greedy"
         let read = read_ggf(&s.join("results"), r["id"].as_str().unwrap());
         assert_eq!(read[ann]["main_ms"], 60000, "{read}");
         assert_eq!(read[ann]["inc_ms"], 1000, "{read}");
-        assert_eq!(read[bot]["main_ms"], 200, "{read}");
+        assert_eq!(read[bot]["main_ms"], 1000, "{read}");
         assert_eq!(read[bot]["options"], "N1", "{read}");
     }
     colours.sort();
@@ -625,7 +626,7 @@ name = "club"
 size = 6
 
 [time]
-move-ms = 200
+move-ms = 1000
 
 [[player]]
 name = "ann"
@@ -645,7 +646,7 @@ builtin = "greedy"
         "\"id\"",
     );
     assert!(
-        shown.contains("clocks: you 1:30 left · greedy 0.2 s a move"),
+        shown.contains("clocks: you 1:30 left · greedy 1 s a move"),
         "{shown}"
     );
     let json = shown
