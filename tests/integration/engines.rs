@@ -574,7 +574,9 @@ fn engine_forfeit(protocol: Protocol, script: &str, mode: &str) -> (GameRecord, 
     )
     .unwrap();
     let mut greedy = Instance::new(builtin("greedy"), s.path(), 1).unwrap();
-    let r = play_game(&spec(mode, "", 1500), &mut greedy, &mut engine, &Silent).unwrap();
+    // 4 s a move: thirteen such games run at once, and only the engine
+    // that hangs may run out of time.
+    let r = play_game(&spec(mode, "", 4000), &mut greedy, &mut engine, &Silent).unwrap();
     drop(greedy);
     (r, engine, s)
 }

@@ -429,8 +429,10 @@ fn no_bot_process_outlives_a_play() {
             "--json",
             "--board",
             "board",
+            // Black's one answer must come within it on a busy machine;
+            // white hangs past it.
             "--move-ms",
-            "300",
+            "1500",
             // The pids go into a log outside the mailboxes.
             "--no-sandbox",
         ])
