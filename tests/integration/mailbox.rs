@@ -208,14 +208,19 @@ fn a_foreign_stale_lock_says_at_once_whom_it_waits_for_and_when_it_takes_over() 
         .and_then(|r| r.split_whitespace().next())
         .map(|t| humantime::parse_rfc3339(t).unwrap())
         .unwrap();
-    let off = announced
-        .duration_since(done)
-        .or_else(|e| Ok::<_, ()>(e.duration()))
-        .unwrap();
-    assert!(
-        off <= Duration::from_millis(1500),
-        "announced {announced:?}, took over {done:?}"
-    );
+    // The announced time is cut to whole seconds, and a busy machine can
+    // only make the takeover later: not before it, and within 2 s after
+    // (an announcement of the wait's start would be 2.5 s or more off).
+    match done.duration_since(announced) {
+        Ok(late) => assert!(
+            late <= Duration::from_millis(2000),
+            "announced {announced:?}, took over {done:?}"
+        ),
+        Err(early) => assert!(
+            early.duration() <= Duration::from_millis(200),
+            "announced {announced:?}, took over {done:?}"
+        ),
+    }
 }
 
 #[test]
@@ -679,7 +684,8 @@ fn board_status_names_the_owner_and_the_mailbox_waiting_for_an_answer() {
             .is_ok_and(|t| t.contains("TURN"))
     }));
     let out = s
-        .cmd(&["board", "status", "--board", "board", "--watch-ms", "3000"])
+        // Long enough to see the 2 s heartbeat move on a busy machine.
+        .cmd(&["board", "status", "--board", "board", "--watch-ms", "6000"])
         .output()
         .unwrap();
     referee.kill().unwrap();
