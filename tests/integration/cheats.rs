@@ -115,10 +115,8 @@ fn survivors(dir: &Path, marker: &str) -> Vec<String> {
         if name.parse::<u32>().is_err() {
             continue;
         }
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        if stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        if crate::fixture::stat_fields(&entry.path().join("stat"))
+            .is_some_and(|f| f.first().is_some_and(|state| state == "Z"))
         {
             continue;
         }

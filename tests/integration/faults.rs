@@ -490,11 +490,8 @@ fn cwd_under(dir: &Path) -> Vec<u32> {
 }
 
 fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().next())
-            .is_some_and(|state| state != "Z")
-    })
+    crate::fixture::stat_fields(Path::new(&format!("/proc/{pid}/stat")))
+        .is_some_and(|f| f.first().is_some_and(|state| state != "Z"))
 }
 
 fn signal(pid: u32, sig: i32) {

@@ -107,6 +107,16 @@ pub fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// The fields of a `/proc/…/stat` file after the command name (state,
+/// ppid, pgrp, …), or `None` when it cannot be read (the process is gone).
+pub fn stat_fields(stat: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    // pid (comm) state ppid pgrp ...: the name may hold spaces and ')',
+    // so split after the last ')'.
+    let (_, rest) = text.rsplit_once(')')?;
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
 /// Live (non-zombie) processes whose process group is `pgid`, from /proc.
 pub fn live_in_group(pgid: u32) -> Vec<u32> {
     let mut out = vec![];
@@ -114,14 +124,9 @@ pub fn live_in_group(pgid: u32) -> Vec<u32> {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        let Some(f) = stat_fields(&entry.path().join("stat")) else {
             continue;
         };
-        // pid (comm) state ppid pgrp ...: split after the last ')'.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
         if f.len() > 3 && f[0] != "Z" && f[2].parse::<u32>().ok() == Some(pgid) {
             out.push(pid);
         }

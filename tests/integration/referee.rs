@@ -342,10 +342,11 @@ fn a_grandchild_is_gone_after_the_game() {
         .parse()
         .unwrap();
     // The grandchild's group is the bot's group (the bot leads it).
-    let stat = std::fs::read_to_string(format!("/proc/{gc}/stat")).unwrap_or_default();
-    let gone =
-        stat.is_empty() || stat.rsplit_once(')').unwrap().1.split_whitespace().next() == Some("Z");
-    assert!(gone, "grandchild {gc} still runs: {stat}");
+    let stat = crate::fixture::stat_fields(std::path::Path::new(&format!("/proc/{gc}/stat")));
+    let gone = stat
+        .as_ref()
+        .is_none_or(|f| f.first().is_some_and(|state| state == "Z"));
+    assert!(gone, "grandchild {gc} still runs: {stat:?}");
 }
 
 #[test]
@@ -576,11 +577,11 @@ fn misbehaviour_on_the_pipe_is_judged_with_its_reason() {
 
 /// CPU ticks (user + system) of process `pid` so far.
 fn cpu_ticks(pid: u32) -> u64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Some(fields) =
+        crate::fixture::stat_fields(std::path::Path::new(&format!("/proc/{pid}/stat")))
+    else {
         return 0;
     };
-    let rest = stat.rsplit_once(')').unwrap().1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use tournament::record::GameRecord;
 
-use crate::fixture::{assert_ok, fakebot, live_in_group, tournament_bin, wait_until, Scratch};
+use crate::fixture::{
+    assert_ok, fakebot, live_in_group, stat_fields, tournament_bin, wait_until, Scratch,
+};
 
 fn toml(players: &[(&str, &str)], extra: &str) -> String {
     let mut t = format!(
@@ -705,11 +707,8 @@ fn all_threads_stopped(pid: i32) -> bool {
         return false;
     };
     tasks.flatten().all(|t| {
-        std::fs::read_to_string(t.path().join("stat")).is_ok_and(|stat| {
-            // The state follows the parenthesised command name.
-            stat.rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
-        })
+        stat_fields(&t.path().join("stat"))
+            .is_some_and(|f| f.first().is_some_and(|s| s == "T" || s == "t"))
     })
 }
 
