@@ -383,7 +383,9 @@ fn fresh_dir(run: &Path, name: &str) -> io::Result<PathBuf> {
 
 /// Kills what is still in `dir` and below, and removes the folders
 /// (deepest first). A group whose processes take a moment to go is tried
-/// again for up to a second; one this user may not remove is left at once.
+/// again for up to five seconds (on a busy machine a killed process can
+/// take more than one to leave its group); one this user may not remove
+/// is left at once.
 fn remove_tree(dir: &Path) -> io::Result<()> {
     if let Ok(entries) = fs::read_dir(dir) {
         for e in entries.flatten() {
@@ -398,7 +400,7 @@ fn remove_tree(dir: &Path) -> io::Result<()> {
         match fs::remove_dir(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied || attempt == 50 => {
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied || attempt == 250 => {
                 return Err(e)
             }
             Err(_) => {
